@@ -1,0 +1,87 @@
+#include "core/cpp_only.hpp"
+#pragma once
+// An open-addressing hash map with a capacity fixed at construction: the sampler's tick must not
+// allocate, so every table it uses is sized once at worker start. Clearing costs O(entries used).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pgsw {
+
+template <typename Key, typename Value, typename Hash>
+class FixedMap {
+  public:
+    // Holds up to `max_entries`; the table is at least twice as large to keep probes short.
+    explicit FixedMap(size_t max_entries) : max_entries_(max_entries) {
+        size_t slots = 16;
+        while (slots < max_entries * 2)
+            slots <<= 1;
+        slots_.resize(slots);
+        used_.reserve(max_entries);
+    }
+
+    // The value for `key`, inserted value-initialised if new; nullptr when full.
+    Value *find_or_insert(const Key &key) noexcept {
+        const size_t mask = slots_.size() - 1;
+        for (size_t i = Hash{}(key)&mask;; i = (i + 1) & mask) {
+            Slot &slot = slots_[i];
+            if (slot.occupied && slot.key == key)
+                return &slot.value;
+            if (slot.occupied)
+                continue;
+            if (used_.size() >= max_entries_)
+                return nullptr;
+            slot.occupied = true;
+            slot.key = key;
+            slot.value = Value{};
+            used_.push_back(i);
+            return &slot.value;
+        }
+    }
+
+    const Value *find(const Key &key) const noexcept {
+        const size_t mask = slots_.size() - 1;
+        for (size_t i = Hash{}(key)&mask;; i = (i + 1) & mask) {
+            const Slot &slot = slots_[i];
+            if (!slot.occupied)
+                return nullptr;
+            if (slot.key == key)
+                return &slot.value;
+        }
+    }
+
+    void clear() noexcept {
+        for (size_t i : used_)
+            slots_[i].occupied = false;
+        used_.clear();
+    }
+
+    size_t size() const noexcept { return used_.size(); }
+
+    // Visit entries in insertion order.
+    template <typename Fn>
+    void for_each(Fn &&fn) const {
+        for (size_t i : used_)
+            fn(slots_[i].key, slots_[i].value);
+    }
+
+  private:
+    struct Slot {
+        Key key{};
+        Value value{};
+        bool occupied = false;
+    };
+    size_t max_entries_;
+    std::vector<Slot> slots_;
+    std::vector<size_t> used_;
+};
+
+inline uint64_t mix64(uint64_t x) noexcept {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+}  // namespace pgsw

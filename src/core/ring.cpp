@@ -1,0 +1,172 @@
+#include "core/ring.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pgsw {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr int kTornRetries = 4;
+
+size_t align_up(size_t n) noexcept {
+    return (n + kAlign - 1) & ~(kAlign - 1);
+}
+
+uint64_t load_acquire(const uint64_t &v) noexcept {
+    return __atomic_load_n(&v, __ATOMIC_ACQUIRE);
+}
+uint64_t load_relaxed(const uint64_t &v) noexcept {
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+}
+void store_release(uint64_t &v, uint64_t x) noexcept {
+    __atomic_store_n(&v, x, __ATOMIC_RELEASE);
+}
+void store_relaxed(uint64_t &v, uint64_t x) noexcept {
+    __atomic_store_n(&v, x, __ATOMIC_RELAXED);
+}
+
+size_t slots_offset() noexcept {
+    return align_up(sizeof(RingHeader));
+}
+size_t arena_offset(uint64_t record_capacity) noexcept {
+    return slots_offset() + align_up(record_capacity * sizeof(IntervalRecord));
+}
+
+}  // namespace
+
+size_t Ring::bytes_needed(uint64_t record_capacity, uint64_t arena_capacity) noexcept {
+    return arena_offset(record_capacity) + align_up(arena_capacity * sizeof(ArenaEntry));
+}
+
+Ring Ring::create(void *memory, uint64_t record_capacity, uint64_t arena_capacity) noexcept {
+    std::memset(memory, 0, bytes_needed(record_capacity, arena_capacity));
+    auto *header = static_cast<RingHeader *>(memory);
+    header->record_capacity = record_capacity;
+    header->arena_capacity = arena_capacity;
+    return attach(memory);
+}
+
+Ring Ring::attach(void *memory) noexcept {
+    auto *base = static_cast<char *>(memory);
+    auto *header = static_cast<RingHeader *>(memory);
+    return Ring(header, reinterpret_cast<IntervalRecord *>(base + slots_offset()),
+                reinterpret_cast<ArenaEntry *>(base + arena_offset(header->record_capacity)));
+}
+
+uint64_t Ring::append(const IntervalRecord &record, const ArenaEntry *entries, size_t n) noexcept {
+    const uint64_t arena_cap = header_->arena_capacity;
+    IntervalRecord copy = record;
+    if (n > arena_cap / 2) {
+        n = arena_cap / 2;
+        copy.flags |= kFlagEntriesTruncated;
+    }
+    // 1. Reserve the arena run before touching it.
+    const uint64_t start = load_relaxed(header_->arena_reserved);
+    store_release(header_->arena_reserved, start + n);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    // 2. Entries (the run may wrap around the end of the arena).
+    for (size_t i = 0; i < n; ++i)
+        arena_[(start + i) % arena_cap] = entries[i];
+    // 3. The slot, under its seqlock.
+    const uint64_t record_no = load_relaxed(header_->records_written);
+    IntervalRecord &slot = slots_[record_no % header_->record_capacity];
+    const uint64_t seq = load_relaxed(slot.seq);
+    store_relaxed(slot.seq, seq + 1);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    copy.record_no = record_no;
+    copy.entry_start = start;
+    // Keep the n_* counts consistent with a cut run: drop the kinds at the tail first.
+    size_t remaining = n;
+    auto clamp = [&remaining](uint32_t &count) {
+        count = static_cast<uint32_t>(std::min<size_t>(count, remaining));
+        remaining -= count;
+    };
+    clamp(copy.n_wait_groups);
+    clamp(copy.n_query_groups);
+    clamp(copy.n_io_deltas);
+    clamp(copy.n_latency_bins);
+    copy.seq = seq + 1;
+    std::memcpy(reinterpret_cast<char *>(&slot) + sizeof(uint64_t),
+                reinterpret_cast<const char *>(&copy) + sizeof(uint64_t),
+                sizeof(IntervalRecord) - sizeof(uint64_t));
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    store_relaxed(slot.seq, seq + 2);
+    // 4. Publish.
+    store_release(header_->records_written, record_no + 1);
+    return record_no;
+}
+
+uint64_t Ring::end() const noexcept {
+    return load_acquire(header_->records_written);
+}
+
+uint64_t Ring::first_readable() const noexcept {
+    const uint64_t written = end();
+    const uint64_t cap = header_->record_capacity;
+    // The oldest slot may be under rewrite by the next append: leave it out.
+    const uint64_t oldest = written > cap - 1 ? written - (cap - 1) : 0;
+    return std::max(oldest, load_acquire(header_->floor_record_no));
+}
+
+ReadStatus Ring::read_record(uint64_t record_no, IntervalRecord &out) const noexcept {
+    if (record_no >= end())
+        return ReadStatus::NotWritten;
+    if (record_no < first_readable())
+        return ReadStatus::Gone;
+    const IntervalRecord &slot = slots_[record_no % header_->record_capacity];
+    for (int attempt = 0; attempt < kTornRetries; ++attempt) {
+        const uint64_t seq1 = load_acquire(slot.seq);
+        if (seq1 & 1)
+            continue;
+        std::memcpy(&out, &slot, sizeof out);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        const uint64_t seq2 = load_relaxed(slot.seq);
+        if (seq1 != seq2)
+            continue;
+        return out.record_no == record_no ? ReadStatus::Ok : ReadStatus::Gone;
+    }
+    return ReadStatus::Torn;
+}
+
+ReadStatus Ring::read(uint64_t record_no, RecordCopy &out) const {
+    const ReadStatus status = read_record(record_no, out.record);
+    if (status != ReadStatus::Ok)
+        return status;
+    const IntervalRecord &r = out.record;
+    const uint64_t n =
+        uint64_t{r.n_wait_groups} + r.n_query_groups + r.n_io_deltas + r.n_latency_bins;
+    const uint64_t arena_cap = header_->arena_capacity;
+    out.entries.resize(n);
+    for (uint64_t i = 0; i < n; ++i)
+        std::memcpy(&out.entries[i], &arena_[(r.entry_start + i) % arena_cap], sizeof(ArenaEntry));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (load_acquire(header_->arena_reserved) - r.entry_start <= arena_cap)
+        return ReadStatus::Ok;
+    out.entries.clear();
+    out.record.n_wait_groups = out.record.n_query_groups = 0;
+    out.record.n_io_deltas = out.record.n_latency_bins = 0;
+    return ReadStatus::EntriesGone;
+}
+
+std::vector<RecordCopy> Ring::read_since(int64_t since_us, bool with_entries) const {
+    std::vector<RecordCopy> result;
+    const uint64_t first = first_readable();
+    RecordCopy copy;
+    for (uint64_t no = end(); no-- > first;) {
+        const ReadStatus status = with_entries ? read(no, copy) : read_record(no, copy.record);
+        if (status != ReadStatus::Ok && status != ReadStatus::EntriesGone)
+            continue;
+        if (copy.record.end_us <= since_us)
+            break;
+        result.push_back(copy);
+    }
+    std::reverse(result.begin(), result.end());
+    return result;
+}
+
+void Ring::hide_all() noexcept {
+    store_release(header_->floor_record_no, end());
+}
+
+}  // namespace pgsw

@@ -1,0 +1,172 @@
+#include "core/tick_builder.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pgsw {
+namespace {
+
+IoCounters minus(const IoCounters &a, const IoCounters &b) noexcept {
+    return {a.count - b.count, a.time_us - b.time_us, a.bytes - b.bytes};
+}
+
+bool below(const IoCounters &now, const IoCounters &before) noexcept {
+    return now.count < before.count || now.time_us < before.time_us || now.bytes < before.bytes;
+}
+
+bool is_zero(const IoCounters &c) noexcept {
+    return c.count == 0 && c.time_us == 0 && c.bytes == 0;
+}
+
+void note_max_latency(double &max_us, uint64_t count, uint64_t time_us) noexcept {
+    if (count > 0 && time_us > 0)
+        max_us = std::max(max_us, static_cast<double>(time_us) / static_cast<double>(count));
+}
+
+}  // namespace
+
+TickBuilder::TickBuilder(size_t max_procs) : waits_(max_procs + 1), queries_(max_procs + 1) {
+    io_entries_.reserve(kIoCells);
+    entries_.reserve(2 * (max_procs + 1) + kIoCells);
+}
+
+void TickBuilder::begin(int64_t start_us, int64_t end_us, uint32_t flags) noexcept {
+    record_ = IntervalRecord{};
+    record_.start_us = start_us;
+    record_.end_us = end_us;
+    record_.flags = flags;
+    record_.ticks = 1;
+    record_.ticks_io_timing = (flags & kFlagTrackIoTiming) ? 1 : 0;
+    record_.ticks_wal_timing = (flags & kFlagTrackWalIoTiming) ? 1 : 0;
+    waits_.clear();
+    queries_.clear();
+    io_entries_.clear();
+    entries_.clear();
+}
+
+void TickBuilder::add_sample(const ProcSample &s) noexcept {
+    record_.procs_sampled++;
+    const WaitKey key{s.wait_event_info, s.database_oid, s.backend, s.state, s.category};
+    if (uint32_t *samples = waits_.find_or_insert(key))
+        ++*samples;
+    else
+        record_.flags |= kFlagEntriesTruncated;
+    // Idle waits (ClientRead during COPY FROM STDIN, PgSleep, ...) are not load: no denominator.
+    if (!is_foreground_active(s.backend, s.state) || s.category == WaitCategory::Idle)
+        return;
+    record_.fg_active++;
+    record_.fg_storage += s.category == WaitCategory::Storage;
+    record_.fg_cpu += s.category == WaitCategory::Cpu;
+    record_.fg_lock += s.category == WaitCategory::Lock;
+    if (s.query_id == 0)
+        return;
+    if (QueryCounts *q = queries_.find_or_insert({s.query_id, s.database_oid})) {
+        q->samples++;
+        q->storage_samples += s.category == WaitCategory::Storage;
+    } else {
+        record_.flags |= kFlagEntriesTruncated;
+    }
+}
+
+void TickBuilder::add_io_delta(BackendKind backend, IoObjectCode object, IoContextCode context,
+                               IoOpCode op, const IoCounters &delta) noexcept {
+    if (is_zero(delta))
+        return;
+    ArenaEntry entry{};
+    entry.io = IoDeltaEntry{EntryKind::IoDelta, backend,       object,     context, op, {},
+                            delta.count,        delta.time_us, delta.bytes};
+    io_entries_.push_back(entry);
+    if (object == IoObjectCode::Relation && op == IoOpCode::Read) {
+        record_.reads += delta.count;
+        record_.read_time_us += delta.time_us;
+    }
+    // 18+: WAL rows of pg_stat_io; commit flushes are context normal (init is new segments).
+    if (object == IoObjectCode::Wal && context == IoContextCode::Normal) {
+        if (op == IoOpCode::Fsync)
+            add_wal({}, delta);
+        if (op == IoOpCode::Write)
+            add_wal(delta, {});
+    }
+}
+
+void TickBuilder::add_wal(const IoCounters &writes, const IoCounters &syncs) noexcept {
+    record_.wal_writes += writes.count;
+    record_.wal_write_time_us += writes.time_us;
+    record_.wal_syncs += syncs.count;
+    record_.wal_sync_time_us += syncs.time_us;
+}
+
+void TickBuilder::finish(uint32_t cost_us) noexcept {
+    record_.tick_cost_us = cost_us;
+    record_.tick_cost_max_us = cost_us;
+    record_.procs_sampled_max = static_cast<uint32_t>(record_.procs_sampled);
+    note_max_latency(record_.read_latency_max_us, record_.reads, record_.read_time_us);
+    note_max_latency(record_.wal_sync_latency_max_us, record_.wal_syncs, record_.wal_sync_time_us);
+    waits_.for_each([this](const WaitKey &k, uint32_t samples) {
+        ArenaEntry e{};
+        e.wait = WaitGroupEntry{
+            EntryKind::WaitGroup, k.backend,      k.state, static_cast<uint8_t>(k.category),
+            k.wait_event_info,    k.database_oid, samples, {}};
+        entries_.push_back(e);
+    });
+    queries_.for_each([this](const QueryKey &k, const QueryCounts &c) {
+        ArenaEntry e{};
+        e.query = QueryGroupEntry{
+            EntryKind::QueryGroup, {}, k.database_oid, c.samples, c.storage_samples, k.query_id, 0};
+        entries_.push_back(e);
+    });
+    entries_.insert(entries_.end(), io_entries_.begin(), io_entries_.end());
+    record_.n_wait_groups = static_cast<uint32_t>(waits_.size());
+    record_.n_query_groups = static_cast<uint32_t>(queries_.size());
+    record_.n_io_deltas = static_cast<uint32_t>(io_entries_.size());
+    record_.n_latency_bins = 0;
+}
+
+IoDeltaTracker::IoDeltaTracker()
+    : previous_(std::make_unique<IoSnapshot>()), next_(std::make_unique<IoSnapshot>()) {
+    std::memset(previous_.get(), 0, sizeof(IoSnapshot));
+    std::memset(next_.get(), 0, sizeof(IoSnapshot));
+}
+
+bool IoDeltaTracker::counters_went_down() const noexcept {
+    const IoSnapshot &now = *next_, &before = *previous_;
+    if (now.io_reset_at_us != before.io_reset_at_us)
+        return true;
+    if (now.wal_reset_at_us != before.wal_reset_at_us)
+        return true;
+    if (below(now.wal_writes, before.wal_writes) || below(now.wal_syncs, before.wal_syncs))
+        return true;
+    for (size_t i = 0; i < kIoCells; ++i)
+        if (now.tracked[i] && below(now.cells[i], before.cells[i]))
+            return true;
+    return false;
+}
+
+uint32_t IoDeltaTracker::update(TickBuilder &tick) noexcept {
+    const IoSnapshot &now = *next_;
+    uint32_t flags = now.wal_from_pg_stat_wal ? kFlagWalFromPgStatWal : kFlagWalFromPgStatIo;
+    if (!have_previous_) {
+        flags |= kFlagBaseline;
+    } else if (counters_went_down()) {
+        flags |= kFlagBaseline | kFlagCountersReset;
+    } else {
+        size_t index = 0;
+        for (uint8_t b = 0; b < static_cast<uint8_t>(BackendKind::Count); ++b)
+            for (uint8_t o = 0; o < static_cast<uint8_t>(IoObjectCode::Count); ++o)
+                for (uint8_t c = 0; c < static_cast<uint8_t>(IoContextCode::Count); ++c)
+                    for (uint8_t p = 0; p < static_cast<uint8_t>(IoOpCode::Count); ++p, ++index)
+                        if (now.tracked[index])
+                            tick.add_io_delta(
+                                static_cast<BackendKind>(b), static_cast<IoObjectCode>(o),
+                                static_cast<IoContextCode>(c), static_cast<IoOpCode>(p),
+                                minus(now.cells[index], previous_->cells[index]));
+        if (now.wal_from_pg_stat_wal)
+            tick.add_wal(minus(now.wal_writes, previous_->wal_writes),
+                         minus(now.wal_syncs, previous_->wal_syncs));
+    }
+    std::swap(previous_, next_);
+    have_previous_ = true;
+    return flags;
+}
+
+}  // namespace pgsw

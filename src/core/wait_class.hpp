@@ -1,0 +1,108 @@
+#include "core/cpp_only.hpp"
+#pragma once
+// Classification of wait events by name, exactly as pg_stat_activity shows wait_event_type and
+// wait_event. Versioned: kWaitClassificationVersion changes whenever a rule below changes, so
+// stored results can say which rules produced them.
+//
+// Names compare ASCII case-insensitively. PostgreSQL 17 began generating event names from
+// wait_event_names.txt by camel-casing the C names, which re-cased many of them without other
+// change (16 -> 17+: IO:WALSync -> WalSync, BufFileRead -> BuffileRead, SLRURead -> SlruRead,
+// DSMAllocate -> DsmAllocate, BaseBackupRead -> BasebackupRead; IPC:BufferIO -> BufferIo). One
+// rule then covers both spellings. LWLock and Lock names were not re-cased.
+//
+// How a wait is classified: an explicit rule for (type, event) wins; otherwise the type's default.
+//
+// Type defaults
+//   (no wait: type "")   cpu      an active backend with no wait is on CPU (or runnable)
+//   IO                   storage  file I/O of every kind, unless listed below
+//   LWLock               lock     unless listed below
+//   Lock, BufferPin      lock     heavyweight locks and buffer pins
+//   Activity, Client     idle     waiting for work or for the client: no load on the server
+//   Timeout              idle     sleeps and throttling, unless listed below
+//   IPC                  other    unless listed below
+//   Extension, InjectionPoint, unknown types   other
+//
+// Explicit rules (16 = present in 16, 17 and 18; "16 spelling" only where 16 differs by case)
+//   type:event (17/18 spelling)     16 spelling          since  category  kind
+//   IO:DataFileRead                                      16     storage   read
+//   IO:DataFilePrefetch                                  16     storage   read
+//   IO:DataFileWrite                                     16     storage   write
+//   IO:DataFileExtend                                    16     storage   write
+//   IO:DataFileFlush                                     16     storage   write
+//   IO:DataFileSync                                      16     storage   write
+//   IO:DataFileImmediateSync                             16     storage   write
+//   IO:DataFileTruncate                                  16     storage   write
+//   IO:WalSync                      WALSync              16     storage   wal
+//   IO:WalWrite                     WALWrite             16     storage   wal
+//   IO:WalInitSync, WalInitWrite    WALInit...           16     storage   wal
+//   IO:WalCopyRead/Sync/Write       WALCopy...           16     storage   wal
+//   IO:WalBootstrapSync/Write       WALBootstrap...      16     storage   wal
+//   IO:WalRead                      WALRead              16     storage   other
+//   IO:BuffileRead/Write/Truncate   BufFile...           16     storage   temp
+//   IO:SlruRead/Write/Sync/FlushSync SLRU...             16     storage   other
+//   IO:RelationMapRead/Write/Replace                     16     storage   other
+//   IO:AioIoCompletion                                   18     storage   read
+//   IO:AioIoUringSubmit                                  18     storage   read
+//   IO:AioIoUringExecution                               18     storage   read
+//   IO:DsmAllocate                  DSMAllocate          16     other     -   (shared memory)
+//   IO:DsmFillZeroWrite             DSMFillZeroWrite     16     other     -   (shared memory)
+//   IPC:BufferIo                    BufferIO             16     storage   read  (another
+//                                   backend's I/O on the same buffer; LWLock:BufferIO ended in 13)
+//   LWLock:WALWrite                                      16     storage   wal   (group commit:
+//                                   queued behind another backend's WAL write and flush)
+//   LWLock:AioUringCompletion                            18     storage   read
+//   LWLock:XactBuffer, CommitTsBuffer, SubtransBuffer, MultiXactOffsetBuffer,
+//          MultiXactMemberBuffer, NotifyBuffer, SerialBuffer
+//                                                        16     storage   other (I/O on an SLRU
+//                                   buffer by another backend)
+//   LWLock:ReplicationSlotIO                             16     storage   other
+//   Timeout:RegisterSyncRequest                          16     storage   write (fsync request
+//                                   queue full: the checkpointer is behind on fsyncs)
+//   Timeout:SpinDelay                                    16     lock      -   (contended spinlock)
+//   Timeout:PgSleep                                      16     idle      -   (asked to sleep)
+//   Timeout:VacuumDelay, VacuumTruncate                  16     idle      -   (throttling)
+//
+// Other IO events of 16-18 (ControlFile*, CopyFile*, LockFile*, LogicalRewrite*, ReorderBuffer*,
+// ReplicationSlot*, Snapbuild*, TimelineHistory*, TwophaseFile*, VersionFile*, WalSummary*,
+// WalsenderTimelineHistoryRead, WalSyncMethodAssign, Basebackup*, 18's CopyFileCopy) are storage
+// by the IO default, kind other.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace pgsw {
+
+constexpr int kWaitClassificationVersion = 1;
+
+// Stored in the rings and the history file: values are fixed, append new ones only.
+enum class WaitCategory : uint8_t { Cpu = 0, Storage = 1, Lock = 2, Other = 3, Idle = 4 };
+
+// Which storage path a storage wait is on; None for waits that are not storage.
+enum class StorageKind : uint8_t { None = 0, Read = 1, Write = 2, Wal = 3, Temp = 4, Other = 5 };
+
+struct WaitClass {
+    WaitCategory category;
+    StorageKind kind;
+};
+
+struct WaitRule {
+    const char *type;   // wait_event_type
+    const char *event;  // wait_event, 17/18 spelling
+    WaitCategory category;
+    StorageKind kind;
+    uint8_t since_pg_version;  // 16 means 16 or older
+};
+
+// `type` "" means no wait (CPU); `event` is then ignored.
+WaitClass classify_wait_class(std::string_view type, std::string_view event) noexcept;
+inline WaitCategory classify_wait(std::string_view type, std::string_view event) noexcept {
+    return classify_wait_class(type, event).category;
+}
+
+const char *wait_category_name(WaitCategory category) noexcept;  // "cpu","storage",...,"idle"
+const char *storage_kind_name(StorageKind kind) noexcept;        // "none","read",...,"other"
+
+// The explicit rules above, for tests and for a SQL view of the classification.
+const WaitRule *wait_rules(size_t *count) noexcept;
+
+}  // namespace pgsw

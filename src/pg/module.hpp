@@ -1,0 +1,28 @@
+// Module-wide state of pg_storage_wait: GUC values, the shared-memory view, and the checks SQL
+// functions start with. Include after pg_headers.hpp.
+#pragma once
+
+#include "core/shared_state.hpp"
+
+namespace pgsw::pg {
+
+struct Settings {
+    int sample_interval_ms;  // pg_storage_wait.sample_interval (reloadable)
+    int tick_records;        // pg_storage_wait.tick_records
+    int rollup_records;      // pg_storage_wait.rollup_records
+    int entries_per_tick;    // pg_storage_wait.entries_per_tick
+    int entries_per_rollup;  // pg_storage_wait.entries_per_rollup
+    bool save_history;       // pg_storage_wait.save_history (reloadable)
+};
+extern Settings settings;
+
+SharedCapacities shared_capacities();
+
+// This process's view of the shared block; raises SQLSTATE 55000 (with a hint naming
+// shared_preload_libraries) when the library was not preloaded.
+SharedView &require_shared();
+
+// The worker's entry point (sampler.cpp).
+extern "C" PGDLLEXPORT void pg_storage_wait_worker_main(Datum arg);
+
+}  // namespace pgsw::pg

@@ -1,0 +1,31 @@
+// The one place pg_storage_wait includes PostgreSQL's headers. Include it after every standard,
+// Boost and src/core header: port.h redefines snprintf, unlink, ... as macros.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/backend_status.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+#if PG_VERSION_NUM < 160000
+#error "pg_storage_wait requires PostgreSQL 16 or later (pg_stat_io)"
+#endif

@@ -1,0 +1,374 @@
+// The sampler: a background worker without a database connection that, every
+// pg_storage_wait.sample_interval, records every live process's wait event and the change of
+// pg_stat_io / WAL counters into the tick ring, and folds ticks into one-minute roll-ups.
+//
+// The tick reads PGPROC.wait_event_info (one 4-byte store by its owner: no lock) and the
+// BackendStatusArray entries through their changecount protocol (no lock), and fetches
+// pg_stat_io with stats_fetch_consistency = none (one shared LWLock per backend type, inside
+// pgstat). It takes no heavyweight lock and allocates nothing: every buffer is made in
+// start_sampler(). The loop keeps no C++ object with a destructor on its stack: the state is a
+// heap object owned by this process until it exits.
+#include <ctime>
+#include <memory>
+#include <vector>
+
+#include "core/rollup.hpp"
+#include "core/shared_state.hpp"
+#include "core/tick_builder.hpp"
+#include "core/wait_class.hpp"
+
+#include "pg/pg_headers.hpp"
+
+#include "pg/compat.hpp"
+#include "pg/cpp_guard.hpp"
+#include "pg/module.hpp"
+
+namespace pgsw::pg {
+namespace {
+
+// One pg_stat_io cell this server version tracks, with its place in IoSnapshot.
+struct IoCellSource {
+    int backend_type, object, context, op;
+    size_t cell;
+};
+
+struct WaitInfoHash {
+    size_t operator()(uint32_t k) const noexcept { return mix64(k); }
+};
+struct PidHash {
+    size_t operator()(int k) const noexcept { return mix64(static_cast<uint64_t>(k)); }
+};
+
+struct SamplerState {
+    explicit SamplerState(size_t max_procs)
+        : tick(max_procs),
+          rollup(4 * max_procs + 256, 4 * max_procs + 256),
+          wait_categories(4096),
+          status_slot_by_pid(max_procs + 1) {}
+    TickBuilder tick;
+    IoDeltaTracker io;
+    RollupBuilder rollup;
+    FixedMap<uint32_t, WaitCategory, WaitInfoHash> wait_categories;
+    FixedMap<int, int, PidHash> status_slot_by_pid;  // 16 only
+    std::vector<IoCellSource> io_cells;
+    int64_t previous_tick_us = 0;
+    int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
+};
+
+SamplerState *state = nullptr;
+volatile PgBackendStatus *backend_status = nullptr;
+Size backend_status_count = 0;
+
+int64_t monotonic_us() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+// ---- wait events ---------------------------------------------------------------------------
+
+WaitCategory classify_uncached(uint32 wait_event_info) {
+    if (wait_event_info == 0)
+        return WaitCategory::Cpu;
+    const uint32 wait_class = wait_event_info & 0xFF000000;
+    // Custom wait event names of 17+ take a lock and can raise an error: never look them up
+    // in the tick.
+    if (wait_class == PG_WAIT_EXTENSION)
+        return WaitCategory::Other;
+#ifdef PG_WAIT_INJECTIONPOINT
+    if (wait_class == PG_WAIT_INJECTIONPOINT)
+        return WaitCategory::Other;
+#endif
+    const char *type = pgstat_get_wait_event_type(wait_event_info);
+    const char *event = pgstat_get_wait_event(wait_event_info);
+    return classify_wait(type ? type : "", event ? event : "");
+}
+
+WaitCategory classify(uint32 wait_event_info) {
+    if (const WaitCategory *known = state->wait_categories.find(wait_event_info))
+        return *known;
+    const WaitCategory category = classify_uncached(wait_event_info);
+    if (WaitCategory *slot = state->wait_categories.find_or_insert(wait_event_info))
+        *slot = category;
+    return category;
+}
+
+// ---- process samples -----------------------------------------------------------------------
+
+struct StatusFields {
+    BackendType backend_type;
+    BackendState state;
+    Oid database;
+    int64 query_id;
+    int pid;
+};
+
+// Copy one BackendStatusArray entry consistently (its changecount protocol); false when empty
+// or when the owner kept rewriting it.
+bool read_status(int slot, StatusFields &out) {
+    volatile PgBackendStatus *entry = &backend_status[slot];
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        int before, after;
+        pgstat_begin_read_activity(entry, before);
+        out.pid = entry->st_procpid;
+        out.backend_type = entry->st_backendType;
+        out.state = entry->st_state;
+        out.database = entry->st_databaseid;
+        out.query_id = static_cast<int64>(entry->st_query_id);
+        pgstat_end_read_activity(entry, after);
+        if (pgstat_read_activity_complete(before, after))
+            return out.pid > 0;
+    }
+    return false;
+}
+
+void index_status_slots_by_pid() {
+    state->status_slot_by_pid.clear();
+    for (Size slot = 0; slot < backend_status_count; ++slot) {
+        const int pid = backend_status[slot].st_procpid;
+        if (pid <= 0)
+            continue;
+        if (int *value = state->status_slot_by_pid.find_or_insert(pid))
+            *value = int(slot);
+    }
+}
+
+int status_slot(uint32 proc_index, int pid) {
+    const int slot = compat::status_slot_of_proc(proc_index);
+    if (slot >= 0)
+        return slot;
+    const int *found = state->status_slot_by_pid.find(pid);
+    return found ? *found : -1;
+}
+
+void sample_process(uint32 index) {
+    volatile PGPROC *proc = &ProcGlobal->allProcs[index];
+    if (proc == MyProc || !compat::proc_is_live(proc))
+        return;
+    const int pid = proc->pid;
+    const uint32 wait_event_info = proc->wait_event_info;
+    const int slot = status_slot(index, pid);
+    StatusFields status{};
+    // A process can own a PGPROC before its status entry exists: skip it this tick.
+    if (slot < 0 || !read_status(slot, status) || status.pid != pid)
+        return;
+    BackendKind kind = compat::backend_kind(status.backend_type);
+    PGPROC *leader = proc->lockGroupLeader;
+    if (kind == BackendKind::BackgroundWorker && leader != nullptr && leader != proc)
+        kind = BackendKind::ParallelWorker;
+    state->tick.add_sample({kind, compat::backend_state(status.state), classify(wait_event_info),
+                            wait_event_info, status.database, status.query_id});
+}
+
+void sample_processes() {
+    if (compat::status_slot_of_proc(0) < 0)
+        index_status_slots_by_pid();
+    const uint32 count = ProcGlobal->allProcCount;
+    for (uint32 index = 0; index < count; ++index)
+        sample_process(index);
+}
+
+// ---- counters ------------------------------------------------------------------------------
+
+void list_io_cells() {
+    for (int b = 0; b < BACKEND_NUM_TYPES; ++b) {
+        const BackendKind kind = compat::backend_kind(static_cast<BackendType>(b));
+        if (kind == BackendKind::Unknown || !pgstat_tracks_io_bktype(static_cast<BackendType>(b)))
+            continue;
+        for (int o = 0; o < IOOBJECT_NUM_TYPES; ++o)
+            for (int c = 0; c < IOCONTEXT_NUM_TYPES; ++c)
+                for (int p = 0; p < IOOP_NUM_TYPES; ++p) {
+                    IoObjectCode object;
+                    IoContextCode context;
+                    IoOpCode op;
+                    if (!compat::io_object(o, object) || !compat::io_context(c, context) ||
+                        !compat::io_op(p, op))
+                        continue;
+                    const auto type = static_cast<BackendType>(b);
+                    if (!pgstat_tracks_io_object(type, IOObject(o), IOContext(c)) ||
+                        !pgstat_tracks_io_op(type, IOObject(o), IOContext(c), IOOp(p)))
+                        continue;
+                    state->io_cells.push_back(
+                        {b, o, c, p, io_cell_index(kind, object, context, op)});
+                }
+    }
+}
+
+void read_counters(IoSnapshot &snapshot) {
+    PgStat_IO *io = pgstat_fetch_stat_io();
+    snapshot.io_reset_at_us = io->stat_reset_timestamp;
+    for (const IoCellSource &s : state->io_cells) {
+        const PgStat_BktypeIO &cells = io->stats[s.backend_type];
+        snapshot.tracked[s.cell] = true;
+        snapshot.cells[s.cell] = {static_cast<uint64_t>(cells.counts[s.object][s.context][s.op]),
+                                  static_cast<uint64_t>(cells.times[s.object][s.context][s.op]),
+                                  compat::io_bytes(cells, s.object, s.context, s.op)};
+    }
+    snapshot.wal_from_pg_stat_wal = compat::kWalFromPgStatWal;
+#if PG_VERSION_NUM < 180000
+    PgStat_WalStats *wal = pgstat_fetch_stat_wal();
+    snapshot.wal_reset_at_us = wal->stat_reset_timestamp;
+    snapshot.wal_writes = {uint64_t(wal->wal_write), uint64_t(wal->wal_write_time), 0};
+    snapshot.wal_syncs = {uint64_t(wal->wal_sync), uint64_t(wal->wal_sync_time), 0};
+#endif
+}
+
+// ---- the tick ------------------------------------------------------------------------------
+
+uint32_t server_flags() {
+    uint32_t flags = 0;
+    if (track_io_timing)
+        flags |= kFlagTrackIoTiming;
+    if (track_wal_io_timing)
+        flags |= kFlagTrackWalIoTiming;
+    if (RecoveryInProgress())
+        flags |= kFlagInRecovery;
+    return flags;
+}
+
+void publish_rollup(SharedView &shared) {
+    state->rollup.finish();
+    const auto &entries = state->rollup.entries();
+    shared.rollups.append(state->rollup.record(), entries.data(), entries.size());
+}
+
+void fold_into_rollup(SharedView &shared, const IntervalRecord &tick, const ArenaEntry *entries,
+                      size_t n) {
+    // After storage_wait_reset(), the minute being summed must not carry older ticks over.
+    const int64_t reset_us = status_load(shared.status->history_reset_us);
+    if (reset_us != state->history_reset_seen_us) {
+        state->history_reset_seen_us = reset_us;
+        if (!state->rollup.empty())
+            state->rollup.finish();
+    }
+    if (state->rollup.starts_new_bucket(tick))
+        publish_rollup(shared);
+    state->rollup.add(tick, entries, n);
+}
+
+void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t missed) {
+    status_store(status.ticks, status_load(status.ticks) + 1);
+    status_store(status.overruns, status_load(status.overruns) + missed);
+    status_store(status.tick_cost_total_us,
+                 status_load(status.tick_cost_total_us) + tick.tick_cost_us);
+    if (tick.tick_cost_us > status_load(status.tick_cost_max_us))
+        status_store(status.tick_cost_max_us, uint64_t{tick.tick_cost_us});
+    status_store(status.last_tick_us, tick.end_us);
+    status_store(status.last_tick_flags, uint64_t{tick.flags});
+    if (tick.flags & kFlagCountersReset)
+        status_store(status.counter_resets, status_load(status.counter_resets) + 1);
+}
+
+void run_tick(SharedView &shared, uint64_t missed) {
+    const int64_t started = monotonic_us();
+    const TimestampTz now = GetCurrentTimestamp();
+    TickBuilder &tick = state->tick;
+    const int64_t start_us = state->previous_tick_us ? state->previous_tick_us : now;
+    tick.begin(start_us, now, server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
+    sample_processes();
+    pgstat_clear_snapshot();
+    read_counters(state->io.next());
+    tick.record().flags |= state->io.update(tick);
+    tick.finish(static_cast<uint32_t>(monotonic_us() - started));
+    const auto &entries = tick.entries();
+    shared.ticks.append(tick.record(), entries.data(), entries.size());
+    fold_into_rollup(shared, tick.record(), entries.data(), entries.size());
+    state->previous_tick_us = now;
+    update_status(*shared.status, tick.record(), missed);
+}
+
+// Ticks already in the ring but not yet in a roll-up (the worker restarted, or the server did
+// and restored its history): fold them again so no minute is lost or counted twice.
+void replay_unrolled_ticks(SharedView &shared) {
+    IntervalRecord last_rollup{};
+    const uint64_t end = shared.rollups.end();
+    int64_t rolled_until = 0;
+    if (end > shared.rollups.first_readable() &&
+        shared.rollups.read_record(end - 1, last_rollup) == ReadStatus::Ok)
+        rolled_until = last_rollup.end_us;
+    for (const RecordCopy &copy : shared.ticks.read_since(rolled_until, true))
+        fold_into_rollup(shared, copy.record, copy.entries.data(), copy.entries.size());
+}
+
+// ---- worker life ---------------------------------------------------------------------------
+
+void start_sampler(SharedView &shared) {
+    SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
+    bool found = false;
+    backend_status_count = compat::backend_status_slots();
+    LWLockAcquire(AddinShmemInitLock, LW_SHARED);
+    backend_status = static_cast<volatile PgBackendStatus *>(ShmemInitStruct(
+        "Backend Status Array", mul_size(sizeof(PgBackendStatus), backend_status_count), &found));
+    LWLockRelease(AddinShmemInitLock);
+    if (!found)
+        elog(ERROR, "pg_storage_wait: the backend status array was not found");
+    CppError error;
+    const size_t max_procs = ProcGlobal->allProcCount;
+    if (!run_cpp(
+            [&] {
+                state = new SamplerState(max_procs);
+                state->io_cells.reserve(kIoCells);
+                list_io_cells();
+                replay_unrolled_ticks(shared);
+            },
+            error))
+        raise_cpp_error(error);
+    SamplerStatus &status = *shared.status;
+    status_store(status.worker_pid, int64_t{MyProcPid});
+    status_store(status.worker_started_us, int64_t{GetCurrentTimestamp()});
+    status_store(status.worker_starts, status_load(status.worker_starts) + 1);
+    status_store(status.sample_interval_ms, int64_t{settings.sample_interval_ms});
+}
+
+void stop_sampler(int, Datum arg) {
+    auto *status = reinterpret_cast<SamplerStatus *>(DatumGetPointer(arg));
+    status_store(status->worker_pid, int64_t{0});
+}
+
+}  // namespace
+
+void pg_storage_wait_worker_main(Datum) {
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    SharedView &shared = require_shared();
+    start_sampler(shared);
+    before_shmem_exit(stop_sampler, PointerGetDatum(shared.status));
+    ereport(LOG, (errmsg("pg_storage_wait sampler started (interval %d ms)",
+                         settings.sample_interval_ms)));
+
+    int64_t period_us = int64_t{settings.sample_interval_ms} * 1000;
+    int64_t deadline = monotonic_us();
+    while (!ShutdownRequestPending) {
+        const int64_t now = monotonic_us();
+        if (now >= deadline) {
+            // Deadlines are absolute: a late tick does not shift the schedule, and the ticks
+            // it missed are counted as overruns instead of being run in a burst.
+            const uint64_t missed = static_cast<uint64_t>((now - deadline) / period_us);
+            run_tick(shared, missed);
+            deadline += static_cast<int64_t>(missed + 1) * period_us;
+        }
+        const int64_t wait_us = deadline - monotonic_us();
+        if (wait_us > 0)
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                            (wait_us + 999) / 1000, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+            if (int64_t{settings.sample_interval_ms} * 1000 != period_us) {
+                period_us = int64_t{settings.sample_interval_ms} * 1000;
+                deadline = monotonic_us() + period_us;
+                status_store(shared.status->sample_interval_ms,
+                             int64_t{settings.sample_interval_ms});
+            }
+        }
+    }
+    // Exit 1, not 0: a worker terminated on its own (pg_terminate_backend) is restarted after
+    // bgw_restart_time; at server shutdown the postmaster restarts nothing anyway.
+    proc_exit(1);
+}
+
+}  // namespace pgsw::pg

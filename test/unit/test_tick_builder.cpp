@@ -1,0 +1,155 @@
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "core/tick_builder.hpp"
+
+namespace pgsw {
+namespace {
+
+constexpr uint32_t kDataFileRead = 0x0A000000 | 9;  // any stable raw value
+
+ProcSample active_client(WaitCategory category, uint32_t wait, int64_t query_id = 0) {
+    return {BackendKind::ClientBackend, BackendStateCode::Active, category, wait, 5, query_id};
+}
+
+TEST(TickBuilder, GroupsSamplesAndCountsForeground) {
+    TickBuilder tick(16);
+    tick.begin(0, 1000000, kFlagTrackIoTiming);
+    tick.add_sample(active_client(WaitCategory::Storage, kDataFileRead, 42));
+    tick.add_sample(active_client(WaitCategory::Storage, kDataFileRead, 42));
+    tick.add_sample(active_client(WaitCategory::Cpu, 0, 42));
+    tick.add_sample(active_client(WaitCategory::Lock, 0x03000000, 7));
+    tick.add_sample({BackendKind::ClientBackend, BackendStateCode::Idle, WaitCategory::Idle,
+                     0x06000000, 5, 42});
+    tick.add_sample({BackendKind::Checkpointer, BackendStateCode::None, WaitCategory::Storage,
+                     kDataFileRead, 0, 0});
+    tick.finish(12);
+    const IntervalRecord &r = tick.record();
+    EXPECT_EQ(r.procs_sampled, 6u);
+    EXPECT_EQ(r.fg_active, 4u);
+    EXPECT_EQ(r.fg_storage, 2u);
+    EXPECT_EQ(r.fg_cpu, 1u);
+    EXPECT_EQ(r.fg_lock, 1u);
+    EXPECT_EQ(r.n_wait_groups, 5u);
+    EXPECT_EQ(r.n_query_groups, 2u);
+    EXPECT_EQ(r.tick_cost_us, 12u);
+    uint32_t storage_samples_42 = 0, samples_42 = 0;
+    for (const ArenaEntry &e : tick.entries())
+        if (e.kind == EntryKind::QueryGroup && e.query.query_id == 42)
+            samples_42 = e.query.samples, storage_samples_42 = e.query.storage_samples;
+    EXPECT_EQ(samples_42, 3u);  // the idle sample does not count
+    EXPECT_EQ(storage_samples_42, 2u);
+}
+
+TEST(TickBuilder, BeginClearsThePreviousTick) {
+    TickBuilder tick(4);
+    tick.begin(0, 1, 0);
+    tick.add_sample(active_client(WaitCategory::Cpu, 0));
+    tick.finish(1);
+    tick.begin(1, 2, 0);
+    tick.finish(1);
+    EXPECT_EQ(tick.record().fg_active, 0u);
+    EXPECT_TRUE(tick.entries().empty());
+}
+
+TEST(TickBuilder, MoreDistinctGroupsThanCapacityAreCountedAndFlagged) {
+    TickBuilder tick(2);  // room for 3 groups
+    tick.begin(0, 1, 0);
+    for (uint32_t w = 1; w <= 10; ++w)
+        tick.add_sample(active_client(WaitCategory::Other, w));
+    tick.finish(1);
+    EXPECT_EQ(tick.record().fg_active, 10u);
+    EXPECT_TRUE(tick.record().flags & kFlagEntriesTruncated);
+}
+
+class IoDeltaTrackerTest : public ::testing::Test {
+  protected:
+    void set_cell(IoSnapshot &s, IoObjectCode object, IoContextCode context, IoOpCode op,
+                  IoCounters value) {
+        const size_t i = io_cell_index(BackendKind::ClientBackend, object, context, op);
+        s.tracked[i] = true;
+        s.cells[i] = value;
+    }
+    uint32_t step(IoCounters reads, IoCounters wal_syncs, int64_t reset_at = 1) {
+        IoSnapshot &s = tracker.next();
+        s.io_reset_at_us = reset_at;
+        set_cell(s, IoObjectCode::Relation, IoContextCode::Normal, IoOpCode::Read, reads);
+        set_cell(s, IoObjectCode::Wal, IoContextCode::Normal, IoOpCode::Fsync, wal_syncs);
+        tick.begin(0, 1, 0);
+        const uint32_t flags = tracker.update(tick);
+        tick.finish(0);
+        return flags;
+    }
+    IoDeltaTracker tracker;
+    TickBuilder tick{4};
+};
+
+TEST_F(IoDeltaTrackerTest, FirstSnapshotIsABaseline) {
+    EXPECT_TRUE(step({100, 2000, 819200}, {5, 500, 0}) & kFlagBaseline);
+    EXPECT_EQ(tick.record().reads, 0u);
+    EXPECT_TRUE(tick.entries().empty());
+}
+
+TEST_F(IoDeltaTrackerTest, DeltasFeedCellsAndHeadlineSeries) {
+    step({100, 2000, 819200}, {5, 500, 0});
+    const uint32_t flags = step({160, 3200, 819200 + 60 * 8192}, {9, 900, 0});
+    EXPECT_FALSE(flags & kFlagBaseline);
+    EXPECT_TRUE(flags & kFlagWalFromPgStatIo);
+    EXPECT_EQ(tick.record().reads, 60u);
+    EXPECT_EQ(tick.record().read_time_us, 1200u);
+    EXPECT_EQ(tick.record().wal_syncs, 4u);
+    EXPECT_EQ(tick.record().wal_sync_time_us, 400u);
+    EXPECT_DOUBLE_EQ(tick.record().read_latency_max_us, 20.0);
+    ASSERT_EQ(tick.record().n_io_deltas, 2u);
+    EXPECT_EQ(tick.entries()[0].io.bytes, uint64_t(60 * 8192));
+}
+
+TEST_F(IoDeltaTrackerTest, UnchangedCellsRecordNothing) {
+    step({100, 2000, 0}, {5, 500, 0});
+    step({100, 2000, 0}, {5, 500, 0});
+    EXPECT_EQ(tick.record().n_io_deltas, 0u);
+}
+
+TEST_F(IoDeltaTrackerTest, CounterGoingDownIsAResetNotANegativeDelta) {
+    step({1000, 2000, 0}, {5, 500, 0});
+    const uint32_t flags = step({10, 20, 0}, {5, 500, 0});
+    EXPECT_TRUE(flags & kFlagCountersReset);
+    EXPECT_TRUE(flags & kFlagBaseline);
+    EXPECT_EQ(tick.record().reads, 0u);
+    // The next tick is measured from the new baseline.
+    step({15, 30, 0}, {6, 600, 0});
+    EXPECT_EQ(tick.record().reads, 5u);
+    EXPECT_EQ(tick.record().wal_syncs, 1u);
+}
+
+TEST_F(IoDeltaTrackerTest, ChangedResetTimestampIsAReset) {
+    step({1000, 2000, 0}, {5, 500, 0}, 1);
+    // Counters grew past the old values after a reset: only the timestamp tells.
+    EXPECT_TRUE(step({5000, 9000, 0}, {9, 900, 0}, 2) & kFlagCountersReset);
+}
+
+TEST_F(IoDeltaTrackerTest, PgStatWalSourceOn16And17) {
+    IoSnapshot &s = tracker.next();
+    s.wal_from_pg_stat_wal = true;
+    s.wal_syncs = {10, 1000, 0};
+    tick.begin(0, 1, 0);
+    tracker.update(tick);
+    IoSnapshot &s2 = tracker.next();
+    s2.wal_from_pg_stat_wal = true;
+    s2.wal_syncs = {13, 1600, 0};
+    s2.wal_writes = {4, 40, 0};
+    tick.begin(1, 2, 0);
+    EXPECT_TRUE(tracker.update(tick) & kFlagWalFromPgStatWal);
+    EXPECT_EQ(tick.record().wal_syncs, 3u);
+    EXPECT_EQ(tick.record().wal_sync_time_us, 600u);
+}
+
+TEST(IoCellIndex, IsDenseAndUnique) {
+    const size_t last = io_cell_index(BackendKind(uint8_t(BackendKind::Count) - 1),
+                                      IoObjectCode::Wal, IoContextCode::Init, IoOpCode::Writeback);
+    EXPECT_EQ(last, kIoCells - 1);
+}
+
+}  // namespace
+}  // namespace pgsw
