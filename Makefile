@@ -24,7 +24,7 @@ DATA = pg_storage_wait--1.0.sql
 PGFILEDESC = "pg_storage_wait - is PostgreSQL waiting on storage?"
 
 # pg_regress on a temporary instance with the library preloaded (test/regress.conf) ...
-REGRESS = status raw_readers privileges settings
+REGRESS = status raw_readers answer privileges settings
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=$(srcdir)/test/regress.conf
 # ... and a second one on an instance without it, for the "not preloaded" errors.
 REGRESS_NOT_PRELOADED = not_preloaded

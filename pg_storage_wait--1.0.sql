@@ -98,3 +98,122 @@ GRANT EXECUTE ON FUNCTION storage_wait_status() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION storage_wait_ticks(timestamptz) TO pg_monitor;
 GRANT EXECUTE ON FUNCTION storage_wait_samples(timestamptz) TO pg_monitor;
 GRANT EXECUTE ON FUNCTION storage_io_deltas(timestamptz) TO pg_monitor;
+
+-- The answer: is the server waiting on storage? See README "How to read the score".
+CREATE FUNCTION storage_wait_summary(
+    "window" interval DEFAULT interval '5 minutes',
+    OUT window_start timestamptz,
+    OUT window_end timestamptz,
+    OUT ticks bigint,
+    OUT backend_samples bigint,
+    OUT active_backends_avg double precision,
+    OUT storage_wait_pct double precision,
+    OUT cpu_pct double precision,
+    OUT lock_pct double precision,
+    OUT other_wait_pct double precision,
+    OUT top_storage_wait text,
+    OUT reads_per_s double precision,
+    OUT read_latency_avg_ms double precision,
+    OUT read_latency_p50_ms double precision,
+    OUT read_latency_p95_ms double precision,
+    OUT read_latency_p99_ms double precision,
+    OUT read_latency_max_ms double precision,
+    OUT wal_fsyncs_per_s double precision,
+    OUT wal_fsync_latency_avg_ms double precision,
+    OUT wal_fsync_latency_p50_ms double precision,
+    OUT wal_fsync_latency_p95_ms double precision,
+    OUT wal_fsync_latency_p99_ms double precision,
+    OUT wal_fsync_latency_max_ms double precision,
+    OUT storage_bound_score double precision,
+    OUT verdict text,
+    OUT hint text,
+    OUT track_io_timing boolean,
+    OUT track_wal_io_timing boolean,
+    OUT source text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'storage_wait_summary'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+
+CREATE FUNCTION storage_wait_events(
+    "window" interval DEFAULT interval '5 minutes',
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT backend_type text,
+    OUT samples bigint,
+    OUT share_pct double precision,
+    OUT is_storage boolean,
+    OUT wait_category text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'storage_wait_events'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;
+
+CREATE FUNCTION storage_io_latency(
+    "window" interval DEFAULT interval '5 minutes',
+    OUT backend_type text,
+    OUT object text,
+    OUT context text,
+    OUT operation text,
+    OUT ops bigint,
+    OUT ops_per_s double precision,
+    OUT latency_avg_ms double precision,
+    OUT latency_p50_ms double precision,
+    OUT latency_p95_ms double precision,
+    OUT latency_p99_ms double precision,
+    OUT latency_max_ms double precision,
+    OUT bytes_per_s double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'storage_io_latency'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;
+
+CREATE FUNCTION storage_wait_history(
+    "window" interval DEFAULT interval '1 hour',
+    resolution interval DEFAULT NULL,
+    OUT sample_time timestamptz,
+    OUT ticks bigint,
+    OUT active_backends_avg double precision,
+    OUT storage_wait_pct double precision,
+    OUT cpu_pct double precision,
+    OUT lock_pct double precision,
+    OUT other_wait_pct double precision,
+    OUT storage_bound_score double precision,
+    OUT verdict text,
+    OUT reads_per_s double precision,
+    OUT read_latency_avg_ms double precision,
+    OUT wal_fsyncs_per_s double precision,
+    OUT wal_fsync_latency_avg_ms double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'storage_wait_history'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;
+
+CREATE FUNCTION storage_wait_queries(
+    "window" interval DEFAULT interval '5 minutes',
+    OUT queryid bigint,
+    OUT dbid oid,
+    OUT samples bigint,
+    OUT storage_samples bigint,
+    OUT storage_pct double precision,
+    OUT share_of_storage_pct double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'storage_wait_queries'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;
+
+-- Views over the default windows, for psql and dashboards (Grafana, postgres_exporter).
+CREATE VIEW storage_wait_summary AS SELECT * FROM storage_wait_summary();
+CREATE VIEW storage_wait_events AS SELECT * FROM storage_wait_events();
+CREATE VIEW storage_io_latency AS SELECT * FROM storage_io_latency();
+CREATE VIEW storage_wait_queries AS SELECT * FROM storage_wait_queries();
+
+REVOKE ALL ON FUNCTION storage_wait_summary(interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION storage_wait_events(interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION storage_io_latency(interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION storage_wait_history(interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION storage_wait_queries(interval) FROM PUBLIC;
+REVOKE ALL ON storage_wait_summary, storage_wait_events, storage_io_latency,
+    storage_wait_queries FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION storage_wait_summary(interval) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION storage_wait_events(interval) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION storage_io_latency(interval) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION storage_wait_history(interval, interval) TO pg_monitor;
+GRANT EXECUTE ON FUNCTION storage_wait_queries(interval) TO pg_monitor;
+GRANT SELECT ON storage_wait_summary, storage_wait_events, storage_io_latency,
+    storage_wait_queries TO pg_monitor;

@@ -9,11 +9,13 @@ CORE_SOURCES = \
 	src/core/rollup.cpp \
 	src/core/tick_builder.cpp \
 	src/core/verdict.cpp \
-	src/core/wait_class.cpp
+	src/core/wait_class.cpp \
+	src/core/window.cpp
 
 PG_SOURCES = \
 	src/pg/module.cpp \
 	src/pg/sampler.cpp \
+	src/pg/sql_answer.cpp \
 	src/pg/sql_raw.cpp
 
 UNIT_TEST_SOURCES = \
@@ -23,7 +25,8 @@ UNIT_TEST_SOURCES = \
 	test/unit/test_rollup.cpp \
 	test/unit/test_tick_builder.cpp \
 	test/unit/test_verdict.cpp \
-	test/unit/test_wait_class.cpp
+	test/unit/test_wait_class.cpp \
+	test/unit/test_window.cpp
 
 BENCH_SOURCES = \
 	bench/micro/bench_core.cpp

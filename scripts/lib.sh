@@ -132,24 +132,33 @@ show_file() {
 	printf -- '----- end of %s -----\n' "$f"
 }
 
+# Files named $2 that pg_regress wrote under build folder $1: its output folder is the build
+# folder or any --outputdir the Makefile gives (results_*/ and the like), never the TAP tree.
+find_regress_files() {
+	find "$1" -maxdepth 3 -path "$1/tmp_check" -prune -o -type f -name "$2" -print 2>/dev/null | sort
+}
+
 # After a failed `make installcheck` in build folder $1: what went wrong, from every place
 # pg_regress and the TAP framework write to. $2=0 leaves out the TAP logs (the TAP tests
 # passed: their transcripts would only bury the pg_regress failure).
 print_failure_logs() {
-	local d=$1 tap=${2:-1} f found=0
+	local d=$1 tap=${2:-1} f found=0 files
 	banner "failure details from $d"
-	if [ -f "$d/regression.diffs" ]; then
-		show_file "$d/regression.diffs" 400
+	mapfile -t files < <(find_regress_files "$d" regression.diffs)
+	for f in "${files[@]}"; do
+		show_file "$f" 400
 		found=1
-	fi
-	# pg_regress --temp-instance: initdb.log and postmaster.log go to <outputdir>/log, which is
-	# the build folder itself (older versions used <temp-instance>/log).
-	for f in "$d"/log/postmaster.log "$d"/tmp_check_regress/log/postmaster.log; do
-		[ -f "$f" ] && { show_file "$f" 150; found=1; }
+	done
+	# pg_regress --temp-instance writes initdb.log and postmaster.log to <outputdir>/log.
+	mapfile -t files < <(find_regress_files "$d" postmaster.log)
+	for f in "${files[@]}"; do
+		show_file "$f" 150
+		found=1
 	done
 	# initdb's transcript only matters when initdb itself failed (no server log then).
-	for f in "$d"/log/initdb.log "$d"/tmp_check_regress/log/initdb.log; do
-		[ -f "$f" ] && [ ! -f "${f%initdb.log}postmaster.log" ] && { show_file "$f" 60; found=1; }
+	mapfile -t files < <(find_regress_files "$d" initdb.log)
+	for f in "${files[@]}"; do
+		[ -f "${f%initdb.log}postmaster.log" ] || { show_file "$f" 60; found=1; }
 	done
 	if [ "$tap" = 1 ]; then
 		# TAP: regress_log_<test> is each test's transcript; <test>_<node>.log a server's log.

@@ -1,0 +1,126 @@
+#include "core/cpp_only.hpp"
+#pragma once
+// The answers over a window of history: summary, wait-event profile, per-cell I/O latency,
+// time series and query ids. Pure functions of copied records (readers never touch the rings
+// while computing), so each is unit-tested on synthetic records.
+//
+// Which records a window uses (plan_window):
+//  * the per-tick ring when it reaches back to the window's start;
+//  * otherwise the one-minute roll-ups from the window's start, followed by the ticks newer
+//    than the last roll-up (the minute being summed now), so nothing is counted twice;
+//  * a window longer than the retention is clamped to it (the caller raises a NOTICE).
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/latency_stats.hpp"
+#include "core/ring.hpp"
+#include "core/verdict.hpp"
+#include "core/wait_class.hpp"
+
+namespace pgsw {
+
+// Names of raw wait_event_info values, resolved by the PostgreSQL layer (which alone can), and
+// classified here. wait_event_info 0 is CPU.
+class WaitNameTable {
+  public:
+    struct Entry {
+        std::string type, event;
+        WaitClass wait_class;
+    };
+    void add(uint32_t wait_event_info, const char *type, const char *event);
+    const Entry &find(uint32_t wait_event_info) const;
+
+  private:
+    std::unordered_map<uint32_t, Entry> entries_;
+    Entry unknown_{"", "", {WaitCategory::Other, StorageKind::None}};
+    Entry cpu_{"CPU", "CPU", {WaitCategory::Cpu, StorageKind::None}};
+};
+
+struct WindowPlan {
+    int64_t start_us = 0;
+    int64_t end_us = 0;
+    bool clamped = false;  // the request was longer than the retention
+    bool use_rollups = false;
+};
+
+struct RetentionFacts {
+    int64_t tick_retention_us;    // tick ring capacity x sample interval
+    int64_t rollup_retention_us;  // roll-up ring capacity x one minute
+    bool have_ticks;
+    int64_t oldest_tick_start_us;
+    bool have_rollups;
+    int64_t oldest_rollup_start_us;
+};
+
+WindowPlan plan_window(int64_t now_us, int64_t window_us, const RetentionFacts &facts) noexcept;
+
+struct WindowRecords {
+    std::vector<RecordCopy> rollups;  // oldest first
+    std::vector<RecordCopy> ticks;    // oldest first, all newer than the last roll-up used
+};
+
+WindowRecords read_window(const Ring &ticks, const Ring &rollups, const WindowPlan &plan);
+std::vector<uint32_t> distinct_wait_infos(const WindowRecords &records);
+
+// Samples that count as "active": client backends and parallel workers running a statement,
+// and processes without a client state (auxiliary processes, workers), outside idle waits.
+bool is_active_sample(const WaitGroupEntry &group, WaitCategory category) noexcept;
+
+struct WindowSummary {
+    uint64_t ticks = 0;
+    uint64_t backend_samples = 0;  // active foreground samples: the score's denominator
+    double active_backends_avg = 0;
+    double covered_seconds = 0;  // time the used records cover
+    Diagnosis diagnosis;
+    std::string top_storage_wait;  // "IO:DataFileRead", empty when none
+    double reads_per_s = 0, wal_fsyncs_per_s = 0;
+    LatencySummary reads, wal_fsyncs;  // avg_us is exact (sum of time / sum of count)
+    int track_io_timing = -1;          // -1 no ticks, 0 off in some tick, 1 on in every tick
+    int track_wal_io_timing = -1;
+};
+
+WindowSummary summarize(const WindowRecords &records, const WaitNameTable &names);
+// Seconds the records measure (baseline ticks measure none): the denominator of rates.
+double covered_seconds(const WindowRecords &records);
+
+struct EventRow {
+    const WaitNameTable::Entry *name;
+    BackendKind backend;
+    uint64_t samples;
+    double share_pct;  // of all active samples in the window
+};
+std::vector<EventRow> wait_event_profile(const WindowRecords &records, const WaitNameTable &names);
+
+struct IoLatencyRow {
+    BackendKind backend;
+    IoObjectCode object;
+    IoContextCode context;
+    IoOpCode op;
+    uint64_t ops;
+    uint64_t bytes;
+    LatencySummary latency;
+};
+std::vector<IoLatencyRow> io_latency(const WindowRecords &records);
+
+struct HistoryRow {
+    int64_t sample_time_us;  // tick time, or bucket start when bucketed
+    uint64_t ticks;
+    double covered_seconds;
+    SampleCounts samples;
+    Diagnosis diagnosis;
+    uint64_t reads, read_time_us, wal_syncs, wal_sync_time_us;
+};
+// resolution_us 0: one row per record; else records summed into buckets aligned to it.
+std::vector<HistoryRow> history(const WindowRecords &records, int64_t resolution_us);
+
+struct QueryRow {
+    int64_t query_id;
+    uint32_t database_oid;
+    uint64_t samples;          // active samples running the query
+    uint64_t storage_samples;  // of which in storage waits
+};
+std::vector<QueryRow> query_profile(const WindowRecords &records);
+
+}  // namespace pgsw
