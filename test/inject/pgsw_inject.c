@@ -75,13 +75,13 @@ static const char *const kind_names[K_COUNT] = {"read", "write", "sync"};
 /* A delay distribution: cum[i] is the cumulative probability (in 1/2^32 units) up to and
  * including bucket i; n == 0 means "no delay". */
 struct dist {
-	int n;
-	uint64_t cum[MAX_BUCKETS];
-	long long us[MAX_BUCKETS];
+    int n;
+    uint64_t cum[MAX_BUCKETS];
+    long long us[MAX_BUCKETS];
 };
 
 struct config {
-	struct dist d[K_COUNT];
+    struct dist d[K_COUNT];
 };
 
 /* Two slots: a reload fills the one not in use, then flips `current`. */
@@ -104,392 +104,366 @@ static uint64_t rng_state;
 /* ---------------------------------------------------------------------------------------- */
 
 /* stderr output without stdio (no locks, no buffers, no allocation inside an I/O call). */
-static void say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof buf)
-		n = sizeof buf - 1;
-	ssize_t w = write(2, buf, (size_t)n);
-	(void)w;
+static void say(const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
+    ssize_t w = write(2, buf, (size_t)n);
+    (void)w;
 }
 
-static long long now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+static long long now_ns(clockid_t clk) {
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Parsing */
 
-static int parse_uint(const char **p, long long *out)
-{
-	const char *s = *p;
-	if (*s < '0' || *s > '9')
-		return 0;
-	long long v = 0;
-	while (*s >= '0' && *s <= '9') {
-		v = v * 10 + (*s - '0');
-		if (v > 3600LL * 1000000) /* an hour: surely a typo */
-			return 0;
-		s++;
-	}
-	*p = s;
-	*out = v;
-	return 1;
+static int parse_uint(const char **p, long long *out) {
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return 0;
+    long long v = 0;
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10 + (*s - '0');
+        if (v > 3600LL * 1000000) /* an hour: surely a typo */
+            return 0;
+        s++;
+    }
+    *p = s;
+    *out = v;
+    return 1;
 }
 
-static int parse_percent(const char **p, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(*p, &end);
-	if (end == *p || errno || !(v >= 0 && v <= 100) || *end != '%')
-		return 0;
-	*p = end + 1;
-	*out = v;
-	return 1;
+static int parse_percent(const char **p, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(*p, &end);
+    if (end == *p || errno || !(v >= 0 && v <= 100) || *end != '%')
+        return 0;
+    *p = end + 1;
+    *out = v;
+    return 1;
 }
 
-static const char *skip_ws(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
+static const char *skip_ws(const char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
 }
 
 /* Parse one non-blank, comment-stripped line into cfg. Returns NULL or why it is invalid. */
-static const char *parse_line(const char *s, struct config *cfg)
-{
-	int k;
-	size_t len = 0;
-	while (s[len] && s[len] != ' ' && s[len] != '\t')
-		len++;
-	for (k = 0; k < K_COUNT; k++)
-		if (strlen(kind_names[k]) == len && strncmp(s, kind_names[k], len) == 0)
-			break;
-	if (k == K_COUNT)
-		return "unknown kind (want read, write or sync)";
-	s = skip_ws(s + len);
+static const char *parse_line(const char *s, struct config *cfg) {
+    int k;
+    size_t len = 0;
+    while (s[len] && s[len] != ' ' && s[len] != '\t')
+        len++;
+    for (k = 0; k < K_COUNT; k++)
+        if (strlen(kind_names[k]) == len && strncmp(s, kind_names[k], len) == 0)
+            break;
+    if (k == K_COUNT)
+        return "unknown kind (want read, write or sync)";
+    s = skip_ws(s + len);
 
-	struct dist d = {0};
-	long long us;
-	if (strchr(s, '%') == NULL) { /* a fixed delay */
-		if (!parse_uint(&s, &us))
-			return "want a delay in microseconds (0-3600000000)";
-		if (*skip_ws(s))
-			return "trailing text after the delay";
-		if (us > 0) {
-			d.n = 1;
-			d.us[0] = us;
-			d.cum[0] = UINT64_MAX;
-		}
-		cfg->d[k] = d;
-		return NULL;
-	}
-	/* A distribution: P%:US[,P%:US...] */
-	double total = 0;
-	int any_delay = 0;
-	for (;;) {
-		double pct;
-		s = skip_ws(s);
-		if (d.n == MAX_BUCKETS)
-			return "too many buckets (at most 16)";
-		if (!parse_percent(&s, &pct))
-			return "want P%:US[,P%:US...] with 0 <= P <= 100";
-		s = skip_ws(s);
-		if (*s++ != ':')
-			return "want ':' between a percentage and its delay";
-		s = skip_ws(s);
-		if (!parse_uint(&s, &us))
-			return "want a delay in microseconds after ':'";
-		total += pct;
-		d.us[d.n] = us;
-		d.cum[d.n] = total >= 100 ? UINT64_MAX : (uint64_t)(total / 100.0 * 18446744073709551615.0);
-		any_delay |= us > 0 && pct > 0;
-		d.n++;
-		s = skip_ws(s);
-		if (*s == ',') {
-			s++;
-			continue;
-		}
-		if (*s)
-			return "trailing text after the distribution";
-		break;
-	}
-	if (total < 100 - 1e-6 || total > 100 + 1e-6)
-		return "percentages must add up to 100";
-	d.cum[d.n - 1] = UINT64_MAX; /* rounding: the last bucket takes the rest */
-	if (!any_delay)
-		d.n = 0;
-	cfg->d[k] = d;
-	return NULL;
+    struct dist d = {0};
+    long long us;
+    if (strchr(s, '%') == NULL) { /* a fixed delay */
+        if (!parse_uint(&s, &us))
+            return "want a delay in microseconds (0-3600000000)";
+        if (*skip_ws(s))
+            return "trailing text after the delay";
+        if (us > 0) {
+            d.n = 1;
+            d.us[0] = us;
+            d.cum[0] = UINT64_MAX;
+        }
+        cfg->d[k] = d;
+        return NULL;
+    }
+    /* A distribution: P%:US[,P%:US...] */
+    double total = 0;
+    int any_delay = 0;
+    for (;;) {
+        double pct;
+        s = skip_ws(s);
+        if (d.n == MAX_BUCKETS)
+            return "too many buckets (at most 16)";
+        if (!parse_percent(&s, &pct))
+            return "want P%:US[,P%:US...] with 0 <= P <= 100";
+        s = skip_ws(s);
+        if (*s++ != ':')
+            return "want ':' between a percentage and its delay";
+        s = skip_ws(s);
+        if (!parse_uint(&s, &us))
+            return "want a delay in microseconds after ':'";
+        total += pct;
+        d.us[d.n] = us;
+        d.cum[d.n] = total >= 100 ? UINT64_MAX : (uint64_t)(total / 100.0 * 18446744073709551615.0);
+        any_delay |= us > 0 && pct > 0;
+        d.n++;
+        s = skip_ws(s);
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        if (*s)
+            return "trailing text after the distribution";
+        break;
+    }
+    if (total < 100 - 1e-6 || total > 100 + 1e-6)
+        return "percentages must add up to 100";
+    d.cum[d.n - 1] = UINT64_MAX; /* rounding: the last bucket takes the rest */
+    if (!any_delay)
+        d.n = 0;
+    cfg->d[k] = d;
+    return NULL;
 }
 
 /* Read and parse the file into cfg (all zero when it is missing or empty). */
-static void load(struct config *cfg)
-{
-	memset(cfg, 0, sizeof *cfg);
-	int fd = open(config_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char buf[8192];
-	size_t len = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + len, sizeof buf - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		if (len == sizeof buf - 1)
-			break;
-	}
-	close(fd);
-	buf[len] = '\0';
+static void load(struct config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    int fd = open(config_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[8192];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + len, sizeof buf - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (len == sizeof buf - 1)
+            break;
+    }
+    close(fd);
+    buf[len] = '\0';
 
-	int bad = 0, first_bad_no = 0, line_no = 0;
-	char first_bad[128] = "";
-	const char *first_why = "";
-	for (char *line = buf; line && *line;) {
-		char *next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		line_no++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		size_t n = strlen(line);
-		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-			line[--n] = '\0';
-		const char *s = skip_ws(line);
-		if (*s) {
-			const char *why = parse_line(s, cfg);
-			if (why && bad++ == 0) {
-				first_bad_no = line_no;
-				snprintf(first_bad, sizeof first_bad, "%s", s);
-				first_why = why;
-			}
-		}
-		line = next;
-	}
-	if (bad)
-		say("pgsw_inject[%d]: %s: ignored %d invalid line%s; first: line %d \"%s\": %s\n",
-			(int)getpid(), config_path, bad, bad == 1 ? "" : "s", first_bad_no, first_bad,
-			first_why);
+    int bad = 0, first_bad_no = 0, line_no = 0;
+    char first_bad[128] = "";
+    const char *first_why = "";
+    for (char *line = buf; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        line_no++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        const char *s = skip_ws(line);
+        if (*s) {
+            const char *why = parse_line(s, cfg);
+            if (why && bad++ == 0) {
+                first_bad_no = line_no;
+                snprintf(first_bad, sizeof first_bad, "%s", s);
+                first_why = why;
+            }
+        }
+        line = next;
+    }
+    if (bad)
+        say("pgsw_inject[%d]: %s: ignored %d invalid line%s; first: line %d \"%s\": %s\n",
+            (int)getpid(), config_path, bad, bad == 1 ? "" : "s", first_bad_no, first_bad,
+            first_why);
 }
 
 /* Re-read the file when it changed; at most every 100 ms. */
-static void maybe_reload(void)
-{
-	long long now = now_ns(CLOCK_MONOTONIC_COARSE);
-	if (now < next_check_ns)
-		return;
-	if (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
-		return; /* another thread is at it: keep the current configuration */
-	next_check_ns = now + CHECK_INTERVAL_NS;
+static void maybe_reload(void) {
+    long long now = now_ns(CLOCK_MONOTONIC_COARSE);
+    if (now < next_check_ns)
+        return;
+    if (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE))
+        return; /* another thread is at it: keep the current configuration */
+    next_check_ns = now + CHECK_INTERVAL_NS;
 
-	int saved_errno = errno;
-	struct stat st;
-	int exists = stat(config_path, &st) == 0;
-	long long mtime = exists ? st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec : -1;
-	long long size = exists ? (long long)st.st_size : -1;
-	if (exists != seen_exists || mtime != seen_mtime_ns || size != seen_size ||
-		(exists && st.st_ino != seen_ino)) {
-		seen_exists = exists;
-		seen_mtime_ns = mtime;
-		seen_size = size;
-		seen_ino = exists ? st.st_ino : 0;
-		int spare = !current;
-		load(&slots[spare]);
-		__atomic_store_n(&current, spare, __ATOMIC_RELEASE);
-	}
-	errno = saved_errno;
-	__atomic_clear(&lock, __ATOMIC_RELEASE);
+    int saved_errno = errno;
+    struct stat st;
+    int exists = stat(config_path, &st) == 0;
+    long long mtime = exists ? st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec : -1;
+    long long size = exists ? (long long)st.st_size : -1;
+    if (exists != seen_exists || mtime != seen_mtime_ns || size != seen_size ||
+        (exists && st.st_ino != seen_ino)) {
+        seen_exists = exists;
+        seen_mtime_ns = mtime;
+        seen_size = size;
+        seen_ino = exists ? st.st_ino : 0;
+        int spare = !current;
+        load(&slots[spare]);
+        __atomic_store_n(&current, spare, __ATOMIC_RELEASE);
+    }
+    errno = saved_errno;
+    __atomic_clear(&lock, __ATOMIC_RELEASE);
 }
 
-__attribute__((constructor)) static void init(void)
-{
-	const char *p = getenv("PGSW_INJECT_CONFIG");
-	if (p && *p && strlen(p) < sizeof config_path) {
-		strcpy(config_path, p);
-		have_path = 1;
-	} else if (p && *p) {
-		say("pgsw_inject: PGSW_INJECT_CONFIG is too long; no delays\n");
-	}
+__attribute__((constructor)) static void init(void) {
+    const char *p = getenv("PGSW_INJECT_CONFIG");
+    if (p && *p && strlen(p) < sizeof config_path) {
+        strcpy(config_path, p);
+        have_path = 1;
+    } else if (p && *p) {
+        say("pgsw_inject: PGSW_INJECT_CONFIG is too long; no delays\n");
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* The delay */
 
-static uint64_t rng_next(void)
-{
-	pid_t pid = getpid();
-	if (pid != rng_pid) { /* first use, or a forked child */
-		rng_pid = pid;
-		rng_state = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)pid * 0xBF58476D1CE4E5B9ULL);
-		if (!rng_state)
-			rng_state = 1;
-	}
-	uint64_t x = rng_state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545F4914F6CDD1DULL;
+static uint64_t rng_next(void) {
+    pid_t pid = getpid();
+    if (pid != rng_pid) { /* first use, or a forked child */
+        rng_pid = pid;
+        rng_state = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)pid * 0xBF58476D1CE4E5B9ULL);
+        if (!rng_state)
+            rng_state = 1;
+    }
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
 }
 
-static void sleep_us(long long us)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	long long ns = ts.tv_nsec + us * 1000;
-	ts.tv_sec += ns / 1000000000LL;
-	ts.tv_nsec = ns % 1000000000LL;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		; /* a signal: keep waiting until the deadline */
+static void sleep_us(long long us) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long ns = ts.tv_nsec + us * 1000;
+    ts.tv_sec += ns / 1000000000LL;
+    ts.tv_nsec = ns % 1000000000LL;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ; /* a signal: keep waiting until the deadline */
 }
 
 /* Wait as configured for an operation of this kind on fd, if fd is a regular file. */
-static inline void delay(enum kind k, int fd)
-{
-	if (!have_path)
-		return;
-	maybe_reload();
-	const struct dist *d = &slots[__atomic_load_n(&current, __ATOMIC_ACQUIRE)].d[k];
-	if (d->n == 0)
-		return; /* the zero-cost path: no fstat */
-	int saved_errno = errno;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		long long us = d->us[0];
-		if (d->n > 1) {
-			uint64_t r = rng_next();
-			int i = 0;
-			while (i < d->n - 1 && r > d->cum[i])
-				i++;
-			us = d->us[i];
-		}
-		if (us > 0)
-			sleep_us(us);
-	}
-	errno = saved_errno;
+static inline void delay(enum kind k, int fd) {
+    if (!have_path)
+        return;
+    maybe_reload();
+    const struct dist *d = &slots[__atomic_load_n(&current, __ATOMIC_ACQUIRE)].d[k];
+    if (d->n == 0)
+        return; /* the zero-cost path: no fstat */
+    int saved_errno = errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        long long us = d->us[0];
+        if (d->n > 1) {
+            uint64_t r = rng_next();
+            int i = 0;
+            while (i < d->n - 1 && r > d->cum[i])
+                i++;
+            us = d->us[i];
+        }
+        if (us > 0)
+            sleep_us(us);
+    }
+    errno = saved_errno;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* The wrappers: resolve the next definition once, delay, call it. */
 
-#define REAL(name)                                                                             \
-	static __typeof__(name) *real_##name;                                                      \
-	if (!real_##name) {                                                                        \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                             \
-		if (!real_##name) {                                                                    \
-			errno = ENOSYS;                                                                    \
-			return -1;                                                                         \
-		}                                                                                      \
-	}
+#define REAL(name)                                                 \
+    static __typeof__(name) *real_##name;                          \
+    if (!real_##name) {                                            \
+        real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+        if (!real_##name) {                                        \
+            errno = ENOSYS;                                        \
+            return -1;                                             \
+        }                                                          \
+    }
 
-EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-	REAL(pread);
-	delay(K_READ, fd);
-	return real_pread(fd, buf, n, off);
+EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+    REAL(pread);
+    delay(K_READ, fd);
+    return real_pread(fd, buf, n, off);
 }
 
-EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-	REAL(pread64);
-	delay(K_READ, fd);
-	return real_pread64(fd, buf, n, off);
+EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off) {
+    REAL(pread64);
+    delay(K_READ, fd);
+    return real_pread64(fd, buf, n, off);
 }
 
-EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	REAL(preadv);
-	delay(K_READ, fd);
-	return real_preadv(fd, iov, cnt, off);
+EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
+    REAL(preadv);
+    delay(K_READ, fd);
+    return real_preadv(fd, iov, cnt, off);
 }
 
-EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-	REAL(preadv64);
-	delay(K_READ, fd);
-	return real_preadv64(fd, iov, cnt, off);
+EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off) {
+    REAL(preadv64);
+    delay(K_READ, fd);
+    return real_preadv64(fd, iov, cnt, off);
 }
 
-EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
-{
-	REAL(preadv2);
-	delay(K_READ, fd);
-	return real_preadv2(fd, iov, cnt, off, flags);
+EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags) {
+    REAL(preadv2);
+    delay(K_READ, fd);
+    return real_preadv2(fd, iov, cnt, off, flags);
 }
 
-EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
-{
-	REAL(preadv64v2);
-	delay(K_READ, fd);
-	return real_preadv64v2(fd, iov, cnt, off, flags);
+EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags) {
+    REAL(preadv64v2);
+    delay(K_READ, fd);
+    return real_preadv64v2(fd, iov, cnt, off, flags);
 }
 
-EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-	REAL(pwrite);
-	delay(K_WRITE, fd);
-	return real_pwrite(fd, buf, n, off);
+EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+    REAL(pwrite);
+    delay(K_WRITE, fd);
+    return real_pwrite(fd, buf, n, off);
 }
 
-EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-	REAL(pwrite64);
-	delay(K_WRITE, fd);
-	return real_pwrite64(fd, buf, n, off);
+EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
+    REAL(pwrite64);
+    delay(K_WRITE, fd);
+    return real_pwrite64(fd, buf, n, off);
 }
 
-EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	REAL(pwritev);
-	delay(K_WRITE, fd);
-	return real_pwritev(fd, iov, cnt, off);
+EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
+    REAL(pwritev);
+    delay(K_WRITE, fd);
+    return real_pwritev(fd, iov, cnt, off);
 }
 
-EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-	REAL(pwritev64);
-	delay(K_WRITE, fd);
-	return real_pwritev64(fd, iov, cnt, off);
+EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off) {
+    REAL(pwritev64);
+    delay(K_WRITE, fd);
+    return real_pwritev64(fd, iov, cnt, off);
 }
 
-EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
-{
-	REAL(pwritev2);
-	delay(K_WRITE, fd);
-	return real_pwritev2(fd, iov, cnt, off, flags);
+EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags) {
+    REAL(pwritev2);
+    delay(K_WRITE, fd);
+    return real_pwritev2(fd, iov, cnt, off, flags);
 }
 
-EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
-{
-	REAL(pwritev64v2);
-	delay(K_WRITE, fd);
-	return real_pwritev64v2(fd, iov, cnt, off, flags);
+EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags) {
+    REAL(pwritev64v2);
+    delay(K_WRITE, fd);
+    return real_pwritev64v2(fd, iov, cnt, off, flags);
 }
 
-EXPORT int fsync(int fd)
-{
-	REAL(fsync);
-	delay(K_SYNC, fd);
-	return real_fsync(fd);
+EXPORT int fsync(int fd) {
+    REAL(fsync);
+    delay(K_SYNC, fd);
+    return real_fsync(fd);
 }
 
-EXPORT int fdatasync(int fd)
-{
-	REAL(fdatasync);
-	delay(K_SYNC, fd);
-	return real_fdatasync(fd);
+EXPORT int fdatasync(int fd) {
+    REAL(fdatasync);
+    delay(K_SYNC, fd);
+    return real_fdatasync(fd);
 }
