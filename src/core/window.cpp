@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/rollup.hpp"
 #include "core/tick_builder.hpp"
 
 namespace pgsw {
@@ -33,26 +34,41 @@ double record_seconds(const IntervalRecord &r) {
     return double(r.end_us - r.start_us) / 1e6;
 }
 
-void add_series(LatencyAccumulator &acc, const RecordCopy &c, bool rollup, LatencySeries series,
-                uint64_t count, uint64_t time_us) {
-    bool binned = false;
+// Adds the record's points for one series and returns the I/Os they time. A roll-up's bins
+// weigh exactly its timed ticks' counts, so a minute in which the timing GUC changed still
+// divides its time by the timed I/Os only; its untimed rest is counted as untimed.
+double add_series(LatencyAccumulator &acc, const RecordCopy &c, bool rollup, LatencySeries series,
+                  uint64_t count, uint64_t time_us) {
+    double binned = 0;
     if (rollup)
         for (const ArenaEntry &e : c.entries)
             if (e.kind == EntryKind::LatencyBin && e.bin.series == series) {
                 acc.add_weighted_point(latency_bin_mid_us(e.bin.bin), e.bin.weight);
-                binned = true;
+                binned += e.bin.weight;
             }
+    if (binned > 0) {
+        if (double(count) > binned)
+            acc.add_interval(double(count) - binned, 0);
+        return binned;
+    }
     // Ticks, and roll-ups that lost their bins or were never timed: one point each.
-    if (!binned)
-        acc.add_interval(double(count), double(time_us));
+    acc.add_interval(double(count), double(time_us));
+    return time_us ? double(count) : 0;
 }
 
-// Make the average exact (bins only know midpoints) and the maximum the largest tick mean.
-void settle(LatencySummary &s, uint64_t timed_count, uint64_t timed_time_us, double max_us) {
+// Make the average exact (bins only know midpoints) and the maximum the largest tick mean
+// (max_us, exact in every record; 0 when unknown). A bin's midpoint can lie above every latency
+// in the bin, so the percentiles are capped by the exact maximum too.
+void settle(LatencySummary &s, double timed_count, uint64_t timed_time_us, double max_us) {
     if (!s.valid)
         return;
-    s.avg_us = timed_count ? double(timed_time_us) / double(timed_count) : s.avg_us;
-    s.max_us = std::max(max_us, s.p99_us);
+    s.avg_us = timed_count > 0 ? double(timed_time_us) / timed_count : s.avg_us;
+    if (max_us > 0) {
+        s.max_us = max_us;
+        s.p50_us = std::min(s.p50_us, max_us);
+        s.p95_us = std::min(s.p95_us, max_us);
+        s.p99_us = std::min(s.p99_us, max_us);
+    }
 }
 
 bool is_foreground(const WaitGroupEntry &g) {
@@ -181,7 +197,8 @@ WindowSummary summarize(const WindowRecords &w, const WaitNameTable &names) {
     WindowSummary s;
     SampleCounts counts;
     uint64_t reads = 0, wal_syncs = 0;
-    uint64_t timed_reads = 0, timed_read_us = 0, timed_syncs = 0, timed_sync_us = 0;
+    double timed_reads = 0, timed_syncs = 0;
+    uint64_t timed_read_us = 0, timed_sync_us = 0;
     double read_max_us = 0, sync_max_us = 0;
     LatencyAccumulator read_acc(w.ticks.size()), sync_acc(w.ticks.size());
     for_each_record(w, [&](const RecordCopy &c, bool rollup) {
@@ -191,14 +208,13 @@ WindowSummary summarize(const WindowRecords &w, const WaitNameTable &names) {
         counts.active += r.fg_active, counts.storage += r.fg_storage;
         counts.cpu += r.fg_cpu, counts.lock += r.fg_lock;
         reads += r.reads, wal_syncs += r.wal_syncs;
-        if (r.read_time_us)
-            timed_reads += r.reads, timed_read_us += r.read_time_us;
-        if (r.wal_sync_time_us)
-            timed_syncs += r.wal_syncs, timed_sync_us += r.wal_sync_time_us;
+        timed_read_us += r.read_time_us, timed_sync_us += r.wal_sync_time_us;
         read_max_us = std::max(read_max_us, r.read_latency_max_us);
         sync_max_us = std::max(sync_max_us, r.wal_sync_latency_max_us);
-        add_series(read_acc, c, rollup, LatencySeries::Reads, r.reads, r.read_time_us);
-        add_series(sync_acc, c, rollup, LatencySeries::WalSyncs, r.wal_syncs, r.wal_sync_time_us);
+        timed_reads +=
+            add_series(read_acc, c, rollup, LatencySeries::Reads, r.reads, r.read_time_us);
+        timed_syncs += add_series(sync_acc, c, rollup, LatencySeries::WalSyncs, r.wal_syncs,
+                                  r.wal_sync_time_us);
     });
     s.backend_samples = counts.active;
     s.active_backends_avg = s.ticks ? double(counts.active) / double(s.ticks) : 0;
@@ -230,7 +246,8 @@ std::vector<EventRow> wait_event_profile(const WindowRecords &w, const WaitNameT
     std::vector<EventRow> rows;
     for (const auto &[key, n] : samples)
         rows.push_back({&names.find(key.first), key.second, n, 100.0 * double(n) / double(total)});
-    std::sort(rows.begin(), rows.end(), [](const EventRow &a, const EventRow &b) {
+    // Stable: ties keep the map's order, so they come out by wait_event_info.
+    std::stable_sort(rows.begin(), rows.end(), [](const EventRow &a, const EventRow &b) {
         return std::tie(b.samples, a.backend) < std::tie(a.samples, b.backend);
     });
     return rows;
@@ -277,7 +294,9 @@ std::vector<HistoryRow> history(const WindowRecords &w, int64_t resolution_us) {
         const IntervalRecord &r = c.record;
         int64_t time_us = r.end_us;
         if (resolution_us > 0) {
-            const int64_t anchor = rollup ? r.start_us : r.end_us;
+            // A roll-up belongs to the minute of its ticks' times; its start_us is the previous
+            // minute's last tick time.
+            const int64_t anchor = rollup ? rollup_bucket_of(r.end_us) * kRollupBucketUs : r.end_us;
             time_us = anchor - ((anchor % resolution_us) + resolution_us) % resolution_us;
         }
         if (rows.empty() || rows.back().sample_time_us != time_us || resolution_us == 0)
@@ -307,8 +326,8 @@ std::vector<QueryRow> query_profile(const WindowRecords &w) {
     for (const auto &entry : queries)
         rows.push_back(entry.second);
     std::sort(rows.begin(), rows.end(), [](const QueryRow &a, const QueryRow &b) {
-        return std::tie(b.storage_samples, b.samples, a.query_id) <
-               std::tie(a.storage_samples, a.samples, b.query_id);
+        return std::tie(b.storage_samples, b.samples, a.query_id, a.database_oid) <
+               std::tie(a.storage_samples, a.samples, b.query_id, b.database_oid);
     });
     return rows;
 }
