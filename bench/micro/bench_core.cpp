@@ -8,6 +8,8 @@
 #include "core/latency_stats.hpp"
 #include "core/ring.hpp"
 #include "core/tick_builder.hpp"
+#include "core/window.hpp"
+#include "../synth_history.hpp"
 
 namespace pgsw {
 namespace {
@@ -83,6 +85,120 @@ void BM_PercentilesHour(benchmark::State &state) {
     }
 }
 BENCHMARK(BM_PercentilesHour)->Unit(benchmark::kMicrosecond);
+
+
+// ---- the SQL answers over a window (storage_wait_summary / storage_wait_history) ----------
+// A full default-sized history (3600 ticks at 1 s, 10080 one-minute roll-ups), as
+// bench/fill_history.cpp writes it for the server-side query-cost benchmark. Arg 0: the last
+// hour (tick ring), 1: seven days (roll-ups). Split into the copy out of the rings (read_window)
+// and the computation on the copies, to show where a query's time goes.
+struct SynthHistory {
+    SynthHistory()
+        : ticks(3601, 3600 * 64), rollups(10081, 10080 * 128) {
+        bench::SynthOptions o;
+        o.entries_per_tick = 64, o.entries_per_rollup = 128;
+        o.end_us = now_us;
+        bench::synthesize(o, ticks.ring, rollups.ring);
+        RetentionFacts f{};
+        f.tick_retention_us = 3600LL * 1000000, f.rollup_retention_us = 10080LL * 60 * 1000000;
+        f.have_ticks = f.have_rollups = true;
+        IntervalRecord r{};
+        ticks.ring.read_record(ticks.ring.first_readable(), r);
+        f.oldest_tick_start_us = r.start_us;
+        rollups.ring.read_record(rollups.ring.first_readable(), r);
+        f.oldest_rollup_start_us = r.start_us;
+        facts = f;
+        for (const uint32_t info : distinct_wait_infos(read_window(ticks.ring, rollups.ring,
+                                                                   plan(1))))
+            names.add(info, (info >> 24) == 0x0A ? "IO" : (info >> 24) == 0x01 ? "LWLock" : "Lock",
+                      (info >> 24) == 0x0A ? "DataFileRead" : "BufferContent");
+    }
+    WindowPlan plan(int64_t which) const {
+        const int64_t window = which ? 7LL * 86400 * 1000000 : 3600LL * 1000000 - 1000000;
+        return plan_window(now_us + 1, window, facts);
+    }
+    static SynthHistory &get() {
+        static SynthHistory h;
+        return h;
+    }
+    int64_t now_us = 848000000LL * 1000000;  // 2026-11 in PostgreSQL microseconds
+    bench::HeapRing ticks, rollups;
+    RetentionFacts facts{};
+    WaitNameTable names;
+};
+
+void BM_WindowRead(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowPlan plan = h.plan(state.range(0));
+    size_t n = 0;
+    for (auto _ : state) {
+        WindowRecords w = read_window(h.ticks.ring, h.rollups.ring, plan);
+        n = w.ticks.size() + w.rollups.size();
+        benchmark::DoNotOptimize(w);
+    }
+    state.counters["records"] = double(n);
+}
+BENCHMARK(BM_WindowRead)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_WindowSummarize(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowRecords w = read_window(h.ticks.ring, h.rollups.ring, h.plan(state.range(0)));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(summarize(w, h.names));
+}
+BENCHMARK(BM_WindowSummarize)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_WindowDistinctWaits(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowRecords w = read_window(h.ticks.ring, h.rollups.ring, h.plan(state.range(0)));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(distinct_wait_infos(w));
+}
+BENCHMARK(BM_WindowDistinctWaits)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_WindowHistory(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowRecords w = read_window(h.ticks.ring, h.rollups.ring, h.plan(state.range(0)));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(history(w, 0));
+}
+BENCHMARK(BM_WindowHistory)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// One tick's aggregation plus its ring append and roll-up fold: the sampler's core work per
+// tick outside PostgreSQL (reading PGPROC / PgBackendStatus is not included).
+void BM_TickAppendFold(benchmark::State &state) {
+    const auto procs = static_cast<size_t>(state.range(0));
+    TickBuilder tick(procs);
+    RollupBuilder rollup(4 * procs + 256, 4 * procs + 256);
+    BenchRing ring(3601, 3600 * 48);
+    BenchRing rollups(10081, 10080 * 64);
+    std::mt19937 rng(3);
+    std::vector<ProcSample> samples(procs);
+    for (auto &s : samples)
+        s = {BackendKind::ClientBackend, BackendStateCode::Idle, WaitCategory::Idle,
+             uint32_t(0x06000000u + rng() % 2), 5, 0};
+    for (size_t i = 0; i < procs / 10 + 1 && i < procs; ++i)
+        samples[i] = {BackendKind::ClientBackend, BackendStateCode::Active, WaitCategory::Storage,
+                      uint32_t(0x0A000000u + rng() % 8), 5, int64_t(rng() % 20)};
+    int64_t t = 0;
+    for (auto _ : state) {
+        t += 10000;
+        tick.begin(t - 10000, t, 0);
+        for (const auto &s : samples)
+            tick.add_sample(s);
+        for (int c = 0; c < 20; ++c)
+            tick.add_io_delta(BackendKind::ClientBackend, IoObjectCode::Relation,
+                              IoContextCode::Normal, IoOpCode(c % 8), {1, 1, 8192});
+        tick.finish(0);
+        ring.ring.append(tick.record(), tick.entries().data(), tick.entries().size());
+        if (rollup.starts_new_bucket(tick.record())) {
+            rollup.finish();
+            rollups.ring.append(rollup.record(), rollup.entries().data(), rollup.entries().size());
+        }
+        rollup.add(tick.record(), tick.entries().data(), tick.entries().size());
+    }
+}
+BENCHMARK(BM_TickAppendFold)->Arg(100)->Arg(1000)->Arg(5000);
 
 }  // namespace
 }  // namespace pgsw

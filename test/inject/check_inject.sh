@@ -8,9 +8,12 @@
 # Prints one line per check and "N passed, N failed"; exits non-zero when a check failed.
 # Needs gcc and make; no PostgreSQL, no root. About 5 seconds.
 #
-# The timing bounds are wide on purpose: they must hold on a busy 2-core machine (a sleep can
-# overshoot by a scheduling delay, never undershoot), while still telling "delayed" apart from
-# "not delayed" (delays are chosen so that the two differ by 10x or more).
+# The timing bounds are wide on purpose: they must hold on a busy 2-core machine, while still
+# telling "delayed" apart from "not delayed" (delays are chosen so that the two differ by 10x
+# or more). A sleep wakes late by a scheduling delay; the library learns that lateness per
+# process and wakes that much earlier (never more than half the delay early), so the AVERAGE
+# added delay is the configured one while a single call can be shorter: lower bounds are
+# 80-90 % of nominal for totals, and a "slow" call is one above half its nominal delay.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -78,13 +81,13 @@ test_fixed_read() {
 	set_config 'read 2000'
 	out=$(probe pread "$DATA" 50)
 	t=$(ms "$out")
-	check "read 2000: 50 preads of a regular file take ${t} ms (want >= 100 and < 400)" \
-		"t >= 100 && t < 400"
+	check "read 2000: 50 preads of a regular file take ${t} ms (want >= 90 and < 400; nominal 100)" \
+		"t >= 90 && t < 400"
 	# Every read entry point PostgreSQL (or glibc's 64-bit aliases) might use.
 	for op in pread64 preadv preadv2; do
 		out=$(probe "$op" "$DATA" 20)
 		t=$(ms "$out")
-		check "read 2000: 20 ${op} calls take ${t} ms (want >= 40 and < 200)" "t >= 40 && t < 200"
+		check "read 2000: 20 ${op} calls take ${t} ms (want >= 32 and < 200; nominal 40)" "t >= 32 && t < 200"
 	done
 }
 
@@ -97,10 +100,19 @@ test_not_regular() {
 		check "read 2000: 50 preads of $target are not delayed: ${t} ms (want < 50; 100 if delayed)" \
 			"t < 50"
 	done
+	# fsync of a pipe fails at once (EINVAL): a delay would be the library's alone.
 	set_config 'sync 20000'
-	out=$(probe fsync "$WORK" 5 5000)
-	check "sync 20000: fsync of a folder is not delayed: $(field slow "$out") of 5 calls >= 5 ms" \
-		"$(field slow "$out") == 0"
+	out=$(probe fsync pipe 5)
+	t=$(ms "$out")
+	check "sync 20000: 5 fsyncs of a pipe are not delayed: ${t} ms (want < 50; 100 if delayed)" \
+		"t < 50"
+	# A folder's fsync is real work for the file system (slow on a busy disk): 3 calls with a
+	# 50 ms delay would take 150 ms or more.
+	set_config 'sync 50000'
+	out=$(probe fsync "$WORK" 3)
+	t=$(ms "$out")
+	check "sync 50000: 3 fsyncs of a folder are not delayed: ${t} ms (want < 150; 150+ if delayed)" \
+		"t < 150"
 }
 
 test_sync_and_write() {
@@ -109,7 +121,7 @@ test_sync_and_write() {
 	for op in fsync fdatasync; do
 		out=$(probe "$op" "$DATA" 10)
 		t=$(ms "$out")
-		check "sync 5000: 10 ${op} calls take ${t} ms (want >= 50)" "t >= 50"
+		check "sync 5000: 10 ${op} calls take ${t} ms (want >= 40; nominal 50)" "t >= 40"
 	done
 	out=$(probe pread "$DATA" 50)
 	t=$(ms "$out")
@@ -118,7 +130,7 @@ test_sync_and_write() {
 	for op in pwrite pwritev; do
 		out=$(probe "$op" "$DATA" 10)
 		t=$(ms "$out")
-		check "write 3000: 10 ${op} calls take ${t} ms (want >= 30 and < 150)" "t >= 30 && t < 150"
+		check "write 3000: 10 ${op} calls take ${t} ms (want >= 24 and < 150; nominal 30)" "t >= 24 && t < 150"
 	done
 }
 
@@ -134,13 +146,13 @@ test_distribution() {
 	check "read 95%:0,5%:20000: ${slow} of 400 calls >= 10 ms (want 5..40, expect ~20)" \
 		"slow >= 5 && slow <= 40"
 	# The slow ones take the 20 ms, the fast ones nothing: the total follows the count.
-	check "read 95%:0,5%:20000: total ${t} ms for ${slow} slow calls (want >= 20 ms each, < 30 ms each + 50 ms)" \
-		"t >= slow * 20 && t < slow * 30 + 50"
+	check "read 95%:0,5%:20000: total ${t} ms for ${slow} slow calls (want >= 16 ms each, < 30 ms each + 50 ms)" \
+		"t >= slow * 16 && t < slow * 30 + 50"
 	# Decimals, three buckets, spaces.
-	set_config 'read 50%:0, 49.5%:1000, 0.5%:1000'
-	out=$(probe pread "$DATA" 200 900)
+	set_config 'read 50%:0, 49.5%:4000, 0.5%:4000'
+	out=$(probe pread "$DATA" 200 1500)
 	slow=$(field slow "$out")
-	check "read 50%:0,49.5%:1000,0.5%:1000: ${slow} of 200 calls >= 0.9 ms (want 70..130)" \
+	check "read 50%:0,49.5%:4000,0.5%:4000: ${slow} of 200 calls >= 1.5 ms (want 70..130)" \
 		"slow >= 70 && slow <= 130"
 }
 
@@ -151,8 +163,8 @@ test_invalid_lines() {
 	out=$(probe pread "$DATA" 20)
 	t=$(ms "$out")
 	n=$(grep -c pgsw_inject "$WORK/stderr" || true)
-	check "invalid lines ignored, valid 'read 2000' applies: 20 preads take ${t} ms (want >= 40)" \
-		"t >= 40"
+	check "invalid lines ignored, valid 'read 2000' applies: 20 preads take ${t} ms (want >= 32; nominal 40)" \
+		"t >= 32"
 	check "invalid lines: ${n} message(s) on stderr (want 1)" "n == 1"
 	[ "$VERBOSE" = 0 ] || cat "$WORK/stderr"
 }
@@ -176,26 +188,30 @@ test_no_delay_configs() {
 # A running process picks up a new control file within the 100 ms check interval: step
 # 0 -> 5 ms at ~0.5 s, then remove the file (no delay) at ~1.3 s, while the probe reads.
 test_step_mid_run() {
-	local t_on t_off
+	local on0 on1 off0 off1
 	set_config 'read 0'
 	probe timeline "$DATA" 2000 >"$WORK/timeline" &
 	local pid=$!
 	sleep 0.5
+	# Each change is bracketed by two clock readings: on a busy machine `date` itself can
+	# take tens of milliseconds, and calls inside a bracket belong to neither phase.
+	on0=$(($(date +%s%N) / 1000))
 	set_config 'read 5000'
-	t_on=$(($(date +%s%N) / 1000))
+	on1=$(($(date +%s%N) / 1000))
 	sleep 0.8
+	off0=$(($(date +%s%N) / 1000))
 	rm -f "$CONF"
-	t_off=$(($(date +%s%N) / 1000))
+	off1=$(($(date +%s%N) / 1000))
 	wait "$pid"
 	# Per phase: calls that START more than 250 ms after a change must all be in the new
-	# regime; calls before the change in the old one. The first slow call gives the lag.
+	# regime; calls before the change in the old one. The first slow call (above half of
+	# 5 ms, see the top) gives the lag.
 	local summary
-	summary=$(awk -v on="$t_on" -v off="$t_off" '
-		$1 < on          { pre++; if ($2 >= 5000) pre_bad++ }
-		$1 >= on && $1 < off {
-			if (lag == "" && $2 >= 5000) lag = ($1 - on) / 1000
-			if ($1 > on + 250000) { mid++; if ($2 < 5000) mid_bad++ } }
-		$1 > off + 250000 { post++; if ($2 >= 5000) post_bad++ }
+	summary=$(awk -v on0="$on0" -v on1="$on1" -v off0="$off0" -v off1="$off1" '
+		$1 < on0 { pre++; if ($2 >= 2500) pre_bad++ }
+		$1 >= on0 && $1 < off0 && lag == "" && $2 >= 2500 { lag = ($1 - on0) / 1000 }
+		$1 > on1 + 250000 && $1 < off0 { mid++; if ($2 < 2500) mid_bad++ }
+		$1 > off1 + 250000 { post++; if ($2 >= 2500) post_bad++ }
 		END { printf "%d %d %d %d %d %d %s\n", pre, pre_bad, mid, mid_bad, post, post_bad,
 			lag == "" ? -1 : lag }' "$WORK/timeline")
 	local pre pre_bad mid mid_bad post post_bad lag
