@@ -121,12 +121,13 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "fill_history: %s\n", error.c_str());
         return 1;
     }
-    std::printf("wrote %s: %llu ticks (%.1f entries each), %llu roll-ups (%.1f entries each), "
-                "%llu ticks generated, ending at unix %lld us\n",
-                o.out.c_str(), static_cast<unsigned long long>(st.tick_count),
-                st.tick_count ? double(st.tick_entries) / double(st.tick_count) : 0.0,
-                static_cast<unsigned long long>(st.rollup_count),
-                st.rollup_count ? double(st.rollup_entries) / double(st.rollup_count) : 0.0,
-                static_cast<unsigned long long>(st.generated), static_cast<long long>(end_unix));
+    std::printf(
+        "wrote %s: %llu ticks (%.1f entries each), %llu roll-ups (%.1f entries each), "
+        "%llu ticks generated, ending at unix %lld us\n",
+        o.out.c_str(), static_cast<unsigned long long>(st.tick_count),
+        st.tick_count ? double(st.tick_entries) / double(st.tick_count) : 0.0,
+        static_cast<unsigned long long>(st.rollup_count),
+        st.rollup_count ? double(st.rollup_entries) / double(st.rollup_count) : 0.0,
+        static_cast<unsigned long long>(st.generated), static_cast<long long>(end_unix));
     return 0;
 }

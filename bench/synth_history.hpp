@@ -80,24 +80,23 @@ std::vector<IoShape> make_io_shapes(int n) {
     const BackendKind backends[] = {BackendKind::ClientBackend, BackendKind::Checkpointer,
                                     BackendKind::Bgwriter, BackendKind::Walwriter,
                                     BackendKind::AutovacuumWorker};
-    const IoOpCode ops[] = {IoOpCode::Hit, IoOpCode::Read, IoOpCode::Write, IoOpCode::Extend,
+    const IoOpCode ops[] = {IoOpCode::Hit,       IoOpCode::Read,  IoOpCode::Write, IoOpCode::Extend,
                             IoOpCode::Writeback, IoOpCode::Fsync, IoOpCode::Evict};
     std::vector<IoShape> shapes;
     for (const BackendKind b : backends)
         for (const IoOpCode op : ops) {
             if (static_cast<int>(shapes.size()) >= n)
                 return shapes;
-            const IoObjectCode object = (b == BackendKind::Walwriter) ? IoObjectCode::Wal
-                                                                       : IoObjectCode::Relation;
+            const IoObjectCode object =
+                (b == BackendKind::Walwriter) ? IoObjectCode::Wal : IoObjectCode::Relation;
             shapes.push_back({b, object, IoContextCode::Normal, op});
         }
     return shapes;
 }
 
-
 struct SynthOptions {
-    uint64_t ticks = 3600;      // tick ring records
-    uint64_t rollups = 10080;   // roll-up ring records
+    uint64_t ticks = 3600;     // tick ring records
+    uint64_t rollups = 10080;  // roll-up ring records
     int64_t interval_ms = 1000;
     int wait_groups = 30;
     int queries = 5;
@@ -139,13 +138,12 @@ inline SynthStats synthesize(const SynthOptions &o, Ring &ticks, Ring &rollups) 
         for (const WaitShape &s : waits) {
             const int procs = 1 + static_cast<int>(rng() % 3);
             for (int p = 0; p < procs; ++p) {
-                const bool fg = s.backend == BackendKind::ClientBackend &&
-                                s.state == BackendStateCode::Active;
+                const bool fg =
+                    s.backend == BackendKind::ClientBackend && s.state == BackendStateCode::Active;
                 const int64_t query_id =
                     fg ? 1000003 * (1 + static_cast<int64_t>(rng() % uint64_t(o.queries))) : 0;
                 tick.add_sample({s.backend, s.state, s.category, s.info,
-                                 s.backend == BackendKind::ClientBackend ? 16384u : 0u,
-                                 query_id});
+                                 s.backend == BackendKind::ClientBackend ? 16384u : 0u, query_id});
             }
         }
         const double rl = read_latency(rng), sl = sync_latency(rng);

@@ -86,15 +86,13 @@ void BM_PercentilesHour(benchmark::State &state) {
 }
 BENCHMARK(BM_PercentilesHour)->Unit(benchmark::kMicrosecond);
 
-
 // ---- the SQL answers over a window (storage_wait_summary / storage_wait_history) ----------
 // A full default-sized history (3600 ticks at 1 s, 10080 one-minute roll-ups), as
 // bench/fill_history.cpp writes it for the server-side query-cost benchmark. Arg 0: the last
 // hour (tick ring), 1: seven days (roll-ups). Split into the copy out of the rings (read_window)
 // and the computation on the copies, to show where a query's time goes.
 struct SynthHistory {
-    SynthHistory()
-        : ticks(3601, 3600 * 64), rollups(10081, 10080 * 128) {
+    SynthHistory() : ticks(3601, 3600 * 64), rollups(10081, 10080 * 128) {
         bench::SynthOptions o;
         o.entries_per_tick = 64, o.entries_per_rollup = 128;
         o.end_us = now_us;
@@ -108,9 +106,12 @@ struct SynthHistory {
         rollups.ring.read_record(rollups.ring.first_readable(), r);
         f.oldest_rollup_start_us = r.start_us;
         facts = f;
-        for (const uint32_t info : distinct_wait_infos(read_window(ticks.ring, rollups.ring,
-                                                                   plan(1))))
-            names.add(info, (info >> 24) == 0x0A ? "IO" : (info >> 24) == 0x01 ? "LWLock" : "Lock",
+        for (const uint32_t info :
+             distinct_wait_infos(read_window(ticks.ring, rollups.ring, plan(1))))
+            names.add(info,
+                      (info >> 24) == 0x0A   ? "IO"
+                      : (info >> 24) == 0x01 ? "LWLock"
+                                             : "Lock",
                       (info >> 24) == 0x0A ? "DataFileRead" : "BufferContent");
     }
     WindowPlan plan(int64_t which) const {
@@ -175,11 +176,19 @@ void BM_TickAppendFold(benchmark::State &state) {
     std::mt19937 rng(3);
     std::vector<ProcSample> samples(procs);
     for (auto &s : samples)
-        s = {BackendKind::ClientBackend, BackendStateCode::Idle, WaitCategory::Idle,
-             uint32_t(0x06000000u + rng() % 2), 5, 0};
+        s = {BackendKind::ClientBackend,
+             BackendStateCode::Idle,
+             WaitCategory::Idle,
+             uint32_t(0x06000000u + rng() % 2),
+             5,
+             0};
     for (size_t i = 0; i < procs / 10 + 1 && i < procs; ++i)
-        samples[i] = {BackendKind::ClientBackend, BackendStateCode::Active, WaitCategory::Storage,
-                      uint32_t(0x0A000000u + rng() % 8), 5, int64_t(rng() % 20)};
+        samples[i] = {BackendKind::ClientBackend,
+                      BackendStateCode::Active,
+                      WaitCategory::Storage,
+                      uint32_t(0x0A000000u + rng() % 8),
+                      5,
+                      int64_t(rng() % 20)};
     int64_t t = 0;
     for (auto _ : state) {
         t += 10000;
