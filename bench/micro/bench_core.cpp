@@ -165,6 +165,28 @@ void BM_WindowHistory(benchmark::State &state) {
 }
 BENCHMARK(BM_WindowHistory)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// What storage_wait_summary() and storage_wait_history() do in the core, straight from the
+// rings (RingWindow: one record at a time, only the entry kinds each answer needs): the pass
+// that lists wait events for naming, then the answer's own pass.
+void BM_SummaryFromRings(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowPlan plan = h.plan(state.range(0));
+    for (auto _ : state) {
+        const RingWindow w(h.ticks.ring, h.rollups.ring, plan);
+        benchmark::DoNotOptimize(distinct_wait_infos(w));
+        benchmark::DoNotOptimize(summarize(w, h.names));
+    }
+}
+BENCHMARK(BM_SummaryFromRings)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_HistoryFromRings(benchmark::State &state) {
+    SynthHistory &h = SynthHistory::get();
+    const WindowPlan plan = h.plan(state.range(0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(history(RingWindow(h.ticks.ring, h.rollups.ring, plan), 0));
+}
+BENCHMARK(BM_HistoryFromRings)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // One tick's aggregation plus its ring append and roll-up fold: the sampler's core work per
 // tick outside PostgreSQL (reading PGPROC / PgBackendStatus is not included).
 void BM_TickAppendFold(benchmark::State &state) {

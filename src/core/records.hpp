@@ -115,6 +115,16 @@ struct LatencyBinEntry {
     uint64_t reserved1[2];
 };
 
+// Entry kinds as a bit mask, for readers that copy only some of a record's runs.
+enum EntryKindMask : uint32_t {
+    kWaitGroupEntries = 1u << 0,
+    kQueryGroupEntries = 1u << 1,
+    kIoDeltaEntries = 1u << 2,
+    kLatencyBinEntries = 1u << 3,
+    kNoEntries = 0,
+    kAllEntries = 0xFu,
+};
+
 union ArenaEntry {
     EntryKind kind;
     WaitGroupEntry wait;

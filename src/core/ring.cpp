@@ -129,39 +129,65 @@ ReadStatus Ring::read_record(uint64_t record_no, IntervalRecord &out) const noex
     return ReadStatus::Torn;
 }
 
-ReadStatus Ring::read(uint64_t record_no, RecordCopy &out) const {
+ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const {
     const ReadStatus status = read_record(record_no, out.record);
     if (status != ReadStatus::Ok)
         return status;
-    const IntervalRecord &r = out.record;
-    const uint64_t n =
-        uint64_t{r.n_wait_groups} + r.n_query_groups + r.n_io_deltas + r.n_latency_bins;
+    IntervalRecord &r = out.record;
+    // The runs, in arena order (records.hpp), and whether each is wanted.
+    uint32_t *const counts[] = {&r.n_wait_groups, &r.n_query_groups, &r.n_io_deltas,
+                                &r.n_latency_bins};
+    const uint32_t masks[] = {kWaitGroupEntries, kQueryGroupEntries, kIoDeltaEntries,
+                              kLatencyBinEntries};
+    uint64_t wanted = 0;
+    for (int k = 0; k < 4; ++k)
+        wanted += (kinds & masks[k]) ? *counts[k] : 0;
+    out.entries.resize(wanted);
     const uint64_t arena_cap = header_->arena_capacity;
-    out.entries.resize(n);
-    for (uint64_t i = 0; i < n; ++i)
-        std::memcpy(&out.entries[i], &arena_[(r.entry_start + i) % arena_cap], sizeof(ArenaEntry));
+    uint64_t source = r.entry_start, copied = 0;
+    for (int k = 0; k < 4; ++k) {
+        const uint64_t n = *counts[k];
+        if (kinds & masks[k]) {
+            // A run wraps at most once (n <= arena_cap / 2): two copies, no division per entry.
+            const uint64_t first = source % arena_cap;
+            const uint64_t head = std::min(n, arena_cap - first);
+            std::memcpy(out.entries.data() + copied, &arena_[first], head * sizeof(ArenaEntry));
+            std::memcpy(out.entries.data() + copied + head, &arena_[0],
+                        (n - head) * sizeof(ArenaEntry));
+            copied += n;
+        } else {
+            *counts[k] = 0;
+        }
+        source += n;
+    }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (load_acquire(header_->arena_reserved) - r.entry_start <= arena_cap)
         return ReadStatus::Ok;
     out.entries.clear();
-    out.record.n_wait_groups = out.record.n_query_groups = 0;
-    out.record.n_io_deltas = out.record.n_latency_bins = 0;
+    r.n_wait_groups = r.n_query_groups = r.n_io_deltas = r.n_latency_bins = 0;
     return ReadStatus::EntriesGone;
+}
+
+uint64_t Ring::first_after(int64_t since_us) const noexcept {
+    const uint64_t first = first_readable();
+    IntervalRecord r;
+    for (uint64_t no = end(); no-- > first;)
+        if (read_record(no, r) == ReadStatus::Ok && r.end_us <= since_us)
+            return no + 1;
+    return first;
 }
 
 std::vector<RecordCopy> Ring::read_since(int64_t since_us, bool with_entries) const {
     std::vector<RecordCopy> result;
-    const uint64_t first = first_readable();
-    RecordCopy copy;
-    for (uint64_t no = end(); no-- > first;) {
+    const uint64_t last = end();
+    uint64_t no = first_after(since_us);
+    result.reserve(last > no ? last - no : 0);
+    for (; no < last; ++no) {
+        RecordCopy &copy = result.emplace_back();
         const ReadStatus status = with_entries ? read(no, copy) : read_record(no, copy.record);
         if (status != ReadStatus::Ok && status != ReadStatus::EntriesGone)
-            continue;
-        if (copy.record.end_us <= since_us)
-            break;
-        result.push_back(copy);
+            result.pop_back();
     }
-    std::reverse(result.begin(), result.end());
     return result;
 }
 

@@ -67,9 +67,14 @@ class Ring {
     // Reader. Oldest and newest readable record_no: [first_readable, end).
     uint64_t end() const noexcept;
     uint64_t first_readable() const noexcept;
-    ReadStatus read(uint64_t record_no, RecordCopy &out) const;  // may throw bad_alloc
+    // Copies the record and the runs of its entries whose kinds are in `kinds` (a mask of
+    // EntryKindMask); the n_* counts of the kinds left out are set to 0. May throw bad_alloc.
+    ReadStatus read(uint64_t record_no, RecordCopy &out, uint32_t kinds = kAllEntries) const;
     ReadStatus read_record(uint64_t record_no, IntervalRecord &out) const noexcept;  // no entries
 
+    // The first record_no in [first_readable, end) after which every readable record has
+    // end_us > since_us (records are appended in time order): end() when none has.
+    uint64_t first_after(int64_t since_us) const noexcept;
     // Records with end_us > since_us, oldest first, readable ones only.
     std::vector<RecordCopy> read_since(int64_t since_us, bool with_entries) const;
 

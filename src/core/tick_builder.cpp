@@ -123,23 +123,53 @@ void TickBuilder::finish(uint32_t cost_us) noexcept {
 }
 
 IoDeltaTracker::IoDeltaTracker()
-    : previous_(std::make_unique<IoSnapshot>()), next_(std::make_unique<IoSnapshot>()) {
+    : is_tracked_(kIoCells, false),
+      previous_(std::make_unique<IoSnapshot>()),
+      next_(std::make_unique<IoSnapshot>()) {
     std::memset(previous_.get(), 0, sizeof(IoSnapshot));
     std::memset(next_.get(), 0, sizeof(IoSnapshot));
+    tracked_.reserve(kIoCells);
+    delta_.reserve(kIoCells);
 }
 
-bool IoDeltaTracker::counters_went_down() const noexcept {
+void IoDeltaTracker::track(size_t cell) {
+    if (cell >= kIoCells || is_tracked_[cell])
+        return;
+    is_tracked_[cell] = true;
+    size_t rest = cell;
+    const auto op = static_cast<IoOpCode>(rest % static_cast<size_t>(IoOpCode::Count));
+    rest /= static_cast<size_t>(IoOpCode::Count);
+    const auto context =
+        static_cast<IoContextCode>(rest % static_cast<size_t>(IoContextCode::Count));
+    rest /= static_cast<size_t>(IoContextCode::Count);
+    const auto object = static_cast<IoObjectCode>(rest % static_cast<size_t>(IoObjectCode::Count));
+    rest /= static_cast<size_t>(IoObjectCode::Count);
+    tracked_.push_back(
+        {static_cast<uint16_t>(cell), static_cast<BackendKind>(rest), object, context, op});
+    // Index order, so a tick's entries come out in the same order whatever the registration.
+    std::sort(tracked_.begin(), tracked_.end(),
+              [](const TrackedCell &a, const TrackedCell &b) { return a.index < b.index; });
+    delta_.resize(tracked_.size());
+    // A cell added after the baseline has no previous value: measure it from the next tick.
+    have_previous_ = false;
+}
+
+bool IoDeltaTracker::reset_timestamps_or_wal_went_down() const noexcept {
     const IoSnapshot &now = *next_, &before = *previous_;
-    if (now.io_reset_at_us != before.io_reset_at_us)
-        return true;
-    if (now.wal_reset_at_us != before.wal_reset_at_us)
-        return true;
-    if (below(now.wal_writes, before.wal_writes) || below(now.wal_syncs, before.wal_syncs))
-        return true;
-    for (size_t i = 0; i < kIoCells; ++i)
-        if (now.tracked[i] && below(now.cells[i], before.cells[i]))
-            return true;
-    return false;
+    return now.io_reset_at_us != before.io_reset_at_us ||
+           now.wal_reset_at_us != before.wal_reset_at_us ||
+           below(now.wal_writes, before.wal_writes) || below(now.wal_syncs, before.wal_syncs);
+}
+
+bool IoDeltaTracker::compute_deltas() noexcept {
+    const IoCounters *now = next_->cells, *before = previous_->cells;
+    bool went_down = false;
+    for (size_t i = 0; i < tracked_.size(); ++i) {
+        const size_t cell = tracked_[i].index;
+        went_down |= below(now[cell], before[cell]);
+        delta_[i] = minus(now[cell], before[cell]);
+    }
+    return !went_down;
 }
 
 uint32_t IoDeltaTracker::update(TickBuilder &tick) noexcept {
@@ -147,19 +177,13 @@ uint32_t IoDeltaTracker::update(TickBuilder &tick) noexcept {
     uint32_t flags = now.wal_from_pg_stat_wal ? kFlagWalFromPgStatWal : kFlagWalFromPgStatIo;
     if (!have_previous_) {
         flags |= kFlagBaseline;
-    } else if (counters_went_down()) {
+    } else if (reset_timestamps_or_wal_went_down() || !compute_deltas()) {
         flags |= kFlagBaseline | kFlagCountersReset;
     } else {
-        size_t index = 0;
-        for (uint8_t b = 0; b < static_cast<uint8_t>(BackendKind::Count); ++b)
-            for (uint8_t o = 0; o < static_cast<uint8_t>(IoObjectCode::Count); ++o)
-                for (uint8_t c = 0; c < static_cast<uint8_t>(IoContextCode::Count); ++c)
-                    for (uint8_t p = 0; p < static_cast<uint8_t>(IoOpCode::Count); ++p, ++index)
-                        if (now.tracked[index])
-                            tick.add_io_delta(
-                                static_cast<BackendKind>(b), static_cast<IoObjectCode>(o),
-                                static_cast<IoContextCode>(c), static_cast<IoOpCode>(p),
-                                minus(now.cells[index], previous_->cells[index]));
+        for (size_t i = 0; i < tracked_.size(); ++i) {
+            const TrackedCell &t = tracked_[i];
+            tick.add_io_delta(t.backend, t.object, t.context, t.op, delta_[i]);
+        }
         if (now.wal_from_pg_stat_wal)
             tick.add_wal(minus(now.wal_writes, previous_->wal_writes),
                          minus(now.wal_syncs, previous_->wal_syncs));

@@ -38,10 +38,9 @@ struct IoSnapshot {
     int64_t io_reset_at_us;   // pg_stat_io stat_reset_timestamp
     int64_t wal_reset_at_us;  // pg_stat_wal stat_reset_timestamp (16/17), else 0
     bool wal_from_pg_stat_wal;
-    IoCounters wal_writes;  // 16/17: pg_stat_wal wal_write / wal_write_time
-    IoCounters wal_syncs;   // 16/17: pg_stat_wal wal_sync / wal_sync_time
-    bool tracked[kIoCells];
-    IoCounters cells[kIoCells];
+    IoCounters wal_writes;       // 16/17: pg_stat_wal wal_write / wal_write_time
+    IoCounters wal_syncs;        // 16/17: pg_stat_wal wal_sync / wal_sync_time
+    IoCounters cells[kIoCells];  // only the cells registered with IoDeltaTracker::track() count
 };
 
 struct ProcSample {
@@ -120,6 +119,9 @@ class TickBuilder {
 class IoDeltaTracker {
   public:
     IoDeltaTracker();
+    // Register a cell the server version tracks (once, at start; repeats are ignored). Only
+    // registered cells are compared, so a tick costs O(tracked cells), not O(kIoCells).
+    void track(size_t cell);
     // The snapshot to fill before update(); owned here to avoid copies.
     IoSnapshot &next() noexcept { return *next_; }
     // Compare next() with the previous snapshot, feed deltas to `tick`, and return the flags
@@ -128,7 +130,19 @@ class IoDeltaTracker {
     void forget() noexcept { have_previous_ = false; }
 
   private:
-    bool counters_went_down() const noexcept;
+    struct TrackedCell {
+        uint16_t index;
+        BackendKind backend;
+        IoObjectCode object;
+        IoContextCode context;
+        IoOpCode op;
+    };
+    bool reset_timestamps_or_wal_went_down() const noexcept;
+    // One pass over the tracked cells: deltas into delta_; false if any counter went down.
+    bool compute_deltas() noexcept;
+    std::vector<TrackedCell> tracked_;
+    std::vector<bool> is_tracked_;
+    std::vector<IoCounters> delta_;  // parallel to tracked_
     std::unique_ptr<IoSnapshot> previous_;
     std::unique_ptr<IoSnapshot> next_;
     bool have_previous_ = false;

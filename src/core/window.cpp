@@ -1,9 +1,11 @@
 #include "core/window.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 
+#include "core/fixed_map.hpp"
 #include "core/rollup.hpp"
 #include "core/tick_builder.hpp"
 
@@ -11,16 +13,18 @@ namespace pgsw {
 namespace {
 
 template <typename Fn>
-void for_each_record(const WindowRecords &w, Fn &&fn) {
-    for (const RecordCopy &c : w.rollups)
-        fn(c, true);
-    for (const RecordCopy &c : w.ticks)
-        fn(c, false);
+void for_each_record(const RecordSource &w, uint32_t kinds, Fn &&fn) {
+    // std::ref: the visitor is called through std::function without copying the lambda.
+    w.for_each(kinds, std::ref(fn));
+}
+
+uint32_t mask_of(EntryKind kind) {
+    return 1u << (static_cast<uint32_t>(kind) - 1);
 }
 
 template <typename Fn>
-void for_each_entry(const WindowRecords &w, EntryKind kind, Fn &&fn) {
-    for_each_record(w, [&](const RecordCopy &c, bool) {
+void for_each_entry(const RecordSource &w, EntryKind kind, Fn &&fn) {
+    for_each_record(w, mask_of(kind), [&](const RecordCopy &c, bool) {
         for (const ArenaEntry &e : c.entries)
             if (e.kind == kind)
                 fn(e);
@@ -34,27 +38,49 @@ double record_seconds(const IntervalRecord &r) {
     return double(r.end_us - r.start_us) / 1e6;
 }
 
-// Adds the record's points for one series and returns the I/Os they time. A roll-up's bins
-// weigh exactly its timed ticks' counts, so a minute in which the timing GUC changed still
-// divides its time by the timed I/Os only; its untimed rest is counted as untimed.
-double add_series(LatencyAccumulator &acc, const RecordCopy &c, bool rollup, LatencySeries series,
-                  uint64_t count, uint64_t time_us) {
-    double binned = 0;
-    if (rollup)
-        for (const ArenaEntry &e : c.entries)
-            if (e.kind == EntryKind::LatencyBin && e.bin.series == series) {
-                acc.add_weighted_point(latency_bin_mid_us(e.bin.bin), e.bin.weight);
-                binned += e.bin.weight;
-            }
-    if (binned > 0) {
-        if (double(count) > binned)
-            acc.add_interval(double(count) - binned, 0);
-        return binned;
+// One latency series (reads or WAL fsyncs) over a window: a point per tick (its mean latency,
+// weighted by its I/Os) and, for roll-ups, the histogram bins' weights summed across all
+// roll-ups first, so a 7-day window adds at most kLatencyBinCount points instead of one per bin
+// per minute. Equal values merged give the same weighted quantiles.
+class SeriesAccumulator {
+  public:
+    SeriesAccumulator(LatencySeries series, size_t expected_points)
+        : series_(series), acc_(expected_points) {}
+
+    // Adds the record and returns the I/Os it times. A roll-up's bins weigh exactly its timed
+    // ticks' counts, so a minute in which the timing GUC changed still divides its time by the
+    // timed I/Os only; its untimed rest is counted as untimed.
+    double add(const RecordCopy &c, bool rollup, uint64_t count, uint64_t time_us) {
+        double binned = 0;
+        if (rollup)
+            for (const ArenaEntry &e : c.entries)
+                if (e.kind == EntryKind::LatencyBin && e.bin.series == series_) {
+                    bin_weight_[e.bin.bin] += e.bin.weight;
+                    binned += e.bin.weight;
+                }
+        if (binned > 0) {
+            if (double(count) > binned)
+                acc_.add_interval(double(count) - binned, 0);
+            return binned;
+        }
+        // Ticks, and roll-ups that lost their bins or were never timed: one point each.
+        acc_.add_interval(double(count), double(time_us));
+        return time_us ? double(count) : 0;
     }
-    // Ticks, and roll-ups that lost their bins or were never timed: one point each.
-    acc.add_interval(double(count), double(time_us));
-    return time_us ? double(count) : 0;
-}
+
+    LatencySummary summary() {
+        for (int bin = 0; bin < kLatencyBinCount; ++bin)
+            if (bin_weight_[bin] > 0)
+                acc_.add_weighted_point(latency_bin_mid_us(uint8_t(bin)), bin_weight_[bin]);
+        bin_weight_.fill(0);
+        return acc_.summary();
+    }
+
+  private:
+    LatencySeries series_;
+    LatencyAccumulator acc_;
+    std::array<double, kLatencyBinCount> bin_weight_{};
+};
 
 // Make the average exact (bins only know midpoints) and the maximum the largest tick mean
 // (max_us, exact in every record; 0 when unknown). A bin's midpoint can lie above every latency
@@ -75,7 +101,33 @@ bool is_foreground(const WaitGroupEntry &g) {
     return is_foreground_active(g.backend, g.state);
 }
 
-LatencyFacts latency_facts(const WindowSummary &s, const WindowRecords &w,
+// Samples per wait_event_info, summed with one hash probe per wait entry so that names are
+// looked up and classified once per distinct event, not once per entry (a 7-day window has
+// ~350,000 wait entries and tens to hundreds of distinct events).
+class WaitTotals {
+  public:
+    void add(uint32_t wait_event_info, uint64_t samples) {
+        if (uint64_t *total = fixed_.find_or_insert(wait_event_info))
+            *total += samples;
+        else
+            overflow_[wait_event_info] += samples;
+    }
+    template <typename Fn>
+    void for_each(Fn &&fn) const {
+        fixed_.for_each(fn);
+        for (const auto &[info, samples] : overflow_)
+            fn(info, samples);
+    }
+
+  private:
+    struct Hash {
+        size_t operator()(uint32_t k) const noexcept { return mix64(k); }
+    };
+    FixedMap<uint32_t, uint64_t, Hash> fixed_{1024};
+    std::unordered_map<uint32_t, uint64_t> overflow_;
+};
+
+LatencyFacts latency_facts(const WindowSummary &s, const WaitTotals &totals,
                            const WaitNameTable &names) {
     LatencyFacts f;
     f.reads_valid = s.reads.valid;
@@ -85,12 +137,12 @@ LatencyFacts latency_facts(const WindowSummary &s, const WindowRecords &w,
     f.fsync_timing_missing = s.wal_fsyncs.timing_missing;
     f.fsync_avg_ms = s.wal_fsyncs.avg_us / 1000;
     double by_kind[6] = {0}, total = 0;
-    for_each_entry(w, EntryKind::WaitGroup, [&](const ArenaEntry &e) {
-        const WaitClass &wc = names.find(e.wait.wait_event_info).wait_class;
-        if (!is_foreground(e.wait) || wc.category != WaitCategory::Storage)
+    totals.for_each([&](uint32_t info, uint64_t samples) {
+        const WaitClass &wc = names.find(info).wait_class;
+        if (wc.category != WaitCategory::Storage)
             return;
-        by_kind[static_cast<int>(wc.kind) % 6] += e.wait.samples;
-        total += e.wait.samples;
+        by_kind[static_cast<int>(wc.kind) % 6] += double(samples);
+        total += double(samples);
     });
     if (total > 0) {
         f.read_wait_share = by_kind[static_cast<int>(StorageKind::Read)] / total;
@@ -101,31 +153,27 @@ LatencyFacts latency_facts(const WindowSummary &s, const WindowRecords &w,
     return f;
 }
 
-std::string top_storage_wait(const WindowRecords &w, const WaitNameTable &names) {
-    std::map<uint32_t, uint64_t> samples;
-    for_each_entry(w, EntryKind::WaitGroup, [&](const ArenaEntry &e) {
-        if (is_foreground(e.wait) &&
-            names.find(e.wait.wait_event_info).wait_class.category == WaitCategory::Storage)
-            samples[e.wait.wait_event_info] += e.wait.samples;
+std::string top_storage_wait(const WaitTotals &totals, const WaitNameTable &names) {
+    uint32_t top = 0;
+    uint64_t top_samples = 0;
+    // Ties go to the smaller wait_event_info, so the answer does not depend on hash order.
+    totals.for_each([&](uint32_t info, uint64_t samples) {
+        if (names.find(info).wait_class.category != WaitCategory::Storage)
+            return;
+        if (samples > top_samples || (samples == top_samples && info < top))
+            top = info, top_samples = samples;
     });
-    if (samples.empty())
+    if (top_samples == 0)
         return "";
-    const auto top = std::max_element(samples.begin(), samples.end(), [](auto &a, auto &b) {
-        return a.second < b.second || (a.second == b.second && a.first > b.first);
-    });
-    const WaitNameTable::Entry &name = names.find(top->first);
+    const WaitNameTable::Entry &name = names.find(top);
     return name.type + ":" + name.event;
 }
 
-int all_ticks_had(const WindowRecords &w, uint32_t IntervalRecord::*timed_ticks) {
-    int result = -1;
-    for_each_record(w, [&](const RecordCopy &c, bool) {
-        if (c.record.ticks == 0)
-            return;
-        const bool all = c.record.*timed_ticks == c.record.ticks;
-        result = (result == -1 ? 1 : result) & (all ? 1 : 0);
-    });
-    return result;
+// -1 no ticks, 0 the GUC was off in some tick, 1 on in every tick.
+void note_timing(int &result, uint32_t timed_ticks, uint32_t ticks) {
+    if (ticks == 0)
+        return;
+    result = (result == -1 ? 1 : result) & (timed_ticks == ticks ? 1 : 0);
 }
 
 }  // namespace
@@ -159,24 +207,60 @@ WindowPlan plan_window(int64_t now_us, int64_t window_us, const RetentionFacts &
     return plan;
 }
 
-WindowRecords read_window(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) {
-    WindowRecords w;
+void WindowRecords::for_each(uint32_t, const Visitor &visit) const {
+    for (const RecordCopy &c : rollups)
+        visit(c, true);
+    for (const RecordCopy &c : ticks)
+        visit(c, false);
+}
+
+RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) noexcept
+    : ticks_(ticks), rollups_(rollups) {
     int64_t ticks_after = plan.start_us;
     if (plan.use_rollups) {
-        w.rollups = rollups.read_since(plan.start_us, true);
-        if (!w.rollups.empty())
-            ticks_after = std::max(ticks_after, w.rollups.back().record.end_us);
+        first_rollup_ = rollups.first_after(plan.start_us);
+        end_rollup_ = rollups.end();
+        IntervalRecord last{};
+        for (uint64_t no = end_rollup_; no-- > first_rollup_;)
+            if (rollups.read_record(no, last) == ReadStatus::Ok) {
+                ticks_after = std::max(ticks_after, last.end_us);
+                break;
+            }
     }
-    w.ticks = ticks.read_since(ticks_after, true);
+    first_tick_ = ticks.first_after(ticks_after);
+    end_tick_ = ticks.end();
+}
+
+void RingWindow::for_each(uint32_t kinds, const Visitor &visit) const {
+    RecordCopy copy;
+    auto visit_range = [&](const Ring &ring, uint64_t first, uint64_t end, bool rollup) {
+        for (uint64_t no = std::max(first, ring.first_readable()); no < end; ++no) {
+            const ReadStatus status =
+                kinds ? ring.read(no, copy, kinds) : ring.read_record(no, copy.record);
+            if (status == ReadStatus::Ok || status == ReadStatus::EntriesGone)
+                visit(copy, rollup);
+        }
+    };
+    if (end_rollup_ > first_rollup_)
+        visit_range(rollups_, first_rollup_, end_rollup_, true);
+    visit_range(ticks_, first_tick_, end_tick_, false);
+}
+
+WindowRecords read_window(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) {
+    WindowRecords w;
+    RingWindow(ticks, rollups, plan).for_each(kAllEntries, [&](const RecordCopy &c, bool rollup) {
+        (rollup ? w.rollups : w.ticks).push_back(c);
+    });
     return w;
 }
 
-std::vector<uint32_t> distinct_wait_infos(const WindowRecords &w) {
-    std::vector<uint32_t> infos;
+std::vector<uint32_t> distinct_wait_infos(const RecordSource &w) {
+    WaitTotals seen;
     for_each_entry(w, EntryKind::WaitGroup,
-                   [&](const ArenaEntry &e) { infos.push_back(e.wait.wait_event_info); });
+                   [&](const ArenaEntry &e) { seen.add(e.wait.wait_event_info, 0); });
+    std::vector<uint32_t> infos;
+    seen.for_each([&](uint32_t info, uint64_t) { infos.push_back(info); });
     std::sort(infos.begin(), infos.end());
-    infos.erase(std::unique(infos.begin(), infos.end()), infos.end());
     return infos;
 }
 
@@ -187,35 +271,43 @@ bool is_active_sample(const WaitGroupEntry &g, WaitCategory category) noexcept {
            g.state == BackendStateCode::FastpathFunctionCall || g.state == BackendStateCode::None;
 }
 
-double covered_seconds(const WindowRecords &w) {
+double covered_seconds(const RecordSource &w) {
     double seconds = 0;
-    for_each_record(w, [&](const RecordCopy &c, bool) { seconds += record_seconds(c.record); });
+    for_each_record(w, kNoEntries,
+                    [&](const RecordCopy &c, bool) { seconds += record_seconds(c.record); });
     return seconds;
 }
 
-WindowSummary summarize(const WindowRecords &w, const WaitNameTable &names) {
+WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
     WindowSummary s;
     SampleCounts counts;
     uint64_t reads = 0, wal_syncs = 0;
     double timed_reads = 0, timed_syncs = 0;
     uint64_t timed_read_us = 0, timed_sync_us = 0;
     double read_max_us = 0, sync_max_us = 0;
-    LatencyAccumulator read_acc(w.ticks.size()), sync_acc(w.ticks.size());
-    for_each_record(w, [&](const RecordCopy &c, bool rollup) {
-        const IntervalRecord &r = c.record;
-        s.ticks += r.ticks;
-        s.covered_seconds += record_seconds(r);
-        counts.active += r.fg_active, counts.storage += r.fg_storage;
-        counts.cpu += r.fg_cpu, counts.lock += r.fg_lock;
-        reads += r.reads, wal_syncs += r.wal_syncs;
-        timed_read_us += r.read_time_us, timed_sync_us += r.wal_sync_time_us;
-        read_max_us = std::max(read_max_us, r.read_latency_max_us);
-        sync_max_us = std::max(sync_max_us, r.wal_sync_latency_max_us);
-        timed_reads +=
-            add_series(read_acc, c, rollup, LatencySeries::Reads, r.reads, r.read_time_us);
-        timed_syncs += add_series(sync_acc, c, rollup, LatencySeries::WalSyncs, r.wal_syncs,
-                                  r.wal_sync_time_us);
-    });
+    SeriesAccumulator read_acc(LatencySeries::Reads, kLatencyBinCount);
+    SeriesAccumulator sync_acc(LatencySeries::WalSyncs, kLatencyBinCount);
+    WaitTotals foreground_waits;
+    // One pass: the record totals, the latency series and the foreground wait samples.
+    for_each_record(w, kWaitGroupEntries | kLatencyBinEntries,
+                    [&](const RecordCopy &c, bool rollup) {
+                        const IntervalRecord &r = c.record;
+                        s.ticks += r.ticks;
+                        s.covered_seconds += record_seconds(r);
+                        counts.active += r.fg_active, counts.storage += r.fg_storage;
+                        counts.cpu += r.fg_cpu, counts.lock += r.fg_lock;
+                        reads += r.reads, wal_syncs += r.wal_syncs;
+                        timed_read_us += r.read_time_us, timed_sync_us += r.wal_sync_time_us;
+                        read_max_us = std::max(read_max_us, r.read_latency_max_us);
+                        sync_max_us = std::max(sync_max_us, r.wal_sync_latency_max_us);
+                        timed_reads += read_acc.add(c, rollup, r.reads, r.read_time_us);
+                        timed_syncs += sync_acc.add(c, rollup, r.wal_syncs, r.wal_sync_time_us);
+                        note_timing(s.track_io_timing, r.ticks_io_timing, r.ticks);
+                        note_timing(s.track_wal_io_timing, r.ticks_wal_timing, r.ticks);
+                        for (const ArenaEntry &e : c.entries)
+                            if (e.kind == EntryKind::WaitGroup && is_foreground(e.wait))
+                                foreground_waits.add(e.wait.wait_event_info, e.wait.samples);
+                    });
     s.backend_samples = counts.active;
     s.active_backends_avg = s.ticks ? double(counts.active) / double(s.ticks) : 0;
     if (s.covered_seconds > 0) {
@@ -226,14 +318,12 @@ WindowSummary summarize(const WindowRecords &w, const WaitNameTable &names) {
     s.wal_fsyncs = sync_acc.summary();
     settle(s.reads, timed_reads, timed_read_us, read_max_us);
     settle(s.wal_fsyncs, timed_syncs, timed_sync_us, sync_max_us);
-    s.track_io_timing = all_ticks_had(w, &IntervalRecord::ticks_io_timing);
-    s.track_wal_io_timing = all_ticks_had(w, &IntervalRecord::ticks_wal_timing);
-    s.top_storage_wait = top_storage_wait(w, names);
-    s.diagnosis = diagnose(counts, latency_facts(s, w, names));
+    s.top_storage_wait = top_storage_wait(foreground_waits, names);
+    s.diagnosis = diagnose(counts, latency_facts(s, foreground_waits, names));
     return s;
 }
 
-std::vector<EventRow> wait_event_profile(const WindowRecords &w, const WaitNameTable &names) {
+std::vector<EventRow> wait_event_profile(const RecordSource &w, const WaitNameTable &names) {
     std::map<std::pair<uint32_t, BackendKind>, uint64_t> samples;
     uint64_t total = 0;
     for_each_entry(w, EntryKind::WaitGroup, [&](const ArenaEntry &e) {
@@ -253,7 +343,7 @@ std::vector<EventRow> wait_event_profile(const WindowRecords &w, const WaitNameT
     return rows;
 }
 
-std::vector<IoLatencyRow> io_latency(const WindowRecords &w) {
+std::vector<IoLatencyRow> io_latency(const RecordSource &w) {
     struct Cell {
         IoLatencyRow row{};
         LatencyAccumulator acc;
@@ -261,7 +351,7 @@ std::vector<IoLatencyRow> io_latency(const WindowRecords &w) {
         double max_us = 0;
     };
     std::map<size_t, Cell> cells;
-    for_each_record(w, [&](const RecordCopy &c, bool) {
+    for_each_record(w, kIoDeltaEntries, [&](const RecordCopy &c, bool) {
         for (const ArenaEntry &e : c.entries) {
             if (e.kind != EntryKind::IoDelta)
                 continue;
@@ -288,9 +378,9 @@ std::vector<IoLatencyRow> io_latency(const WindowRecords &w) {
     return rows;
 }
 
-std::vector<HistoryRow> history(const WindowRecords &w, int64_t resolution_us) {
+std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us) {
     std::vector<HistoryRow> rows;
-    for_each_record(w, [&](const RecordCopy &c, bool rollup) {
+    for_each_record(w, kNoEntries, [&](const RecordCopy &c, bool rollup) {
         const IntervalRecord &r = c.record;
         int64_t time_us = r.end_us;
         if (resolution_us > 0) {
@@ -314,7 +404,7 @@ std::vector<HistoryRow> history(const WindowRecords &w, int64_t resolution_us) {
     return rows;
 }
 
-std::vector<QueryRow> query_profile(const WindowRecords &w) {
+std::vector<QueryRow> query_profile(const RecordSource &w) {
     std::map<std::pair<int64_t, uint32_t>, QueryRow> queries;
     for_each_entry(w, EntryKind::QueryGroup, [&](const ArenaEntry &e) {
         QueryRow &row = queries[{e.query.query_id, e.query.database_oid}];

@@ -10,6 +10,7 @@
 //    than the last roll-up (the minute being summed now), so nothing is counted twice;
 //  * a window longer than the retention is clamped to it (the caller raises a NOTICE).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,13 +57,39 @@ struct RetentionFacts {
 
 WindowPlan plan_window(int64_t now_us, int64_t window_us, const RetentionFacts &facts) noexcept;
 
-struct WindowRecords {
-    std::vector<RecordCopy> rollups;  // oldest first
-    std::vector<RecordCopy> ticks;    // oldest first, all newer than the last roll-up used
+// The records of a window, oldest roll-ups first, then ticks, visited one at a time. Each
+// answer below makes one pass and asks only for the entry kinds it needs (EntryKindMask), so a
+// 7-day window is never copied whole: a pass holds one record at a time.
+class RecordSource {
+  public:
+    using Visitor = std::function<void(const RecordCopy &, bool rollup)>;
+    virtual ~RecordSource() = default;
+    virtual void for_each(uint32_t kinds, const Visitor &visit) const = 0;
 };
 
+// Records already copied (unit tests; entries of every kind are visited).
+struct WindowRecords : RecordSource {
+    std::vector<RecordCopy> rollups;  // oldest first
+    std::vector<RecordCopy> ticks;    // oldest first, all newer than the last roll-up used
+    void for_each(uint32_t kinds, const Visitor &visit) const override;
+};
+
+// The window read straight from the rings. Which records belong to it is fixed when it is
+// built (record numbers), so several passes see the same records, except those the sampler
+// overwrites meanwhile, which are skipped like any record that is gone.
+class RingWindow : public RecordSource {
+  public:
+    RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) noexcept;
+    void for_each(uint32_t kinds, const Visitor &visit) const override;
+
+  private:
+    Ring ticks_, rollups_;
+    uint64_t first_rollup_ = 0, end_rollup_ = 0, first_tick_ = 0, end_tick_ = 0;
+};
+
+// Copies the window (tests and benchmarks that compare with RingWindow).
 WindowRecords read_window(const Ring &ticks, const Ring &rollups, const WindowPlan &plan);
-std::vector<uint32_t> distinct_wait_infos(const WindowRecords &records);
+std::vector<uint32_t> distinct_wait_infos(const RecordSource &records);
 
 // Samples that count as "active": client backends and parallel workers running a statement,
 // and processes without a client state (auxiliary processes, workers), outside idle waits.
@@ -81,9 +108,9 @@ struct WindowSummary {
     int track_wal_io_timing = -1;
 };
 
-WindowSummary summarize(const WindowRecords &records, const WaitNameTable &names);
+WindowSummary summarize(const RecordSource &records, const WaitNameTable &names);
 // Seconds the records measure (baseline ticks measure none): the denominator of rates.
-double covered_seconds(const WindowRecords &records);
+double covered_seconds(const RecordSource &records);
 
 struct EventRow {
     const WaitNameTable::Entry *name;
@@ -91,7 +118,7 @@ struct EventRow {
     uint64_t samples;
     double share_pct;  // of all active samples in the window
 };
-std::vector<EventRow> wait_event_profile(const WindowRecords &records, const WaitNameTable &names);
+std::vector<EventRow> wait_event_profile(const RecordSource &records, const WaitNameTable &names);
 
 struct IoLatencyRow {
     BackendKind backend;
@@ -102,7 +129,7 @@ struct IoLatencyRow {
     uint64_t bytes;
     LatencySummary latency;
 };
-std::vector<IoLatencyRow> io_latency(const WindowRecords &records);
+std::vector<IoLatencyRow> io_latency(const RecordSource &records);
 
 struct HistoryRow {
     int64_t sample_time_us;  // tick time, or bucket start when bucketed
@@ -113,7 +140,7 @@ struct HistoryRow {
     uint64_t reads, read_time_us, wal_syncs, wal_sync_time_us;
 };
 // resolution_us 0: one row per record; else records summed into buckets aligned to it.
-std::vector<HistoryRow> history(const WindowRecords &records, int64_t resolution_us);
+std::vector<HistoryRow> history(const RecordSource &records, int64_t resolution_us);
 
 struct QueryRow {
     int64_t query_id;
@@ -121,6 +148,6 @@ struct QueryRow {
     uint64_t samples;          // active samples running the query
     uint64_t storage_samples;  // of which in storage waits
 };
-std::vector<QueryRow> query_profile(const WindowRecords &records);
+std::vector<QueryRow> query_profile(const RecordSource &records);
 
 }  // namespace pgsw

@@ -188,8 +188,9 @@ void list_io_cells() {
                     if (!pgstat_tracks_io_object(type, IOObject(o), IOContext(c)) ||
                         !pgstat_tracks_io_op(type, IOObject(o), IOContext(c), IOOp(p)))
                         continue;
-                    state->io_cells.push_back(
-                        {b, o, c, p, io_cell_index(kind, object, context, op)});
+                    const size_t cell = io_cell_index(kind, object, context, op);
+                    state->io_cells.push_back({b, o, c, p, cell});
+                    state->io.track(cell);
                 }
     }
 }
@@ -199,7 +200,6 @@ void read_counters(IoSnapshot &snapshot) {
     snapshot.io_reset_at_us = io->stat_reset_timestamp;
     for (const IoCellSource &s : state->io_cells) {
         const PgStat_BktypeIO &cells = io->stats[s.backend_type];
-        snapshot.tracked[s.cell] = true;
         snapshot.cells[s.cell] = {static_cast<uint64_t>(cells.counts[s.object][s.context][s.op]),
                                   static_cast<uint64_t>(cells.times[s.object][s.context][s.op]),
                                   compat::io_bytes(cells, s.object, s.context, s.op)};

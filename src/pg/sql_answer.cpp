@@ -78,11 +78,12 @@ RetentionFacts retention_facts(const SharedView &shared) {
 
 struct Window {
     WindowPlan plan;
-    WindowRecords *records;
-    WaitNameTable *names;
+    RingWindow *records;
+    WaitNameTable *names;  // filled by resolve_wait_names() for the answers that name waits
 };
 
 void resolve_wait_names(Window &w) {
+    w.names = make_owned<WaitNameTable>([] { return new WaitNameTable(); }, CurrentMemoryContext);
     std::vector<uint32_t> *infos = make_owned<std::vector<uint32_t>>(
         [&] { return new std::vector<uint32_t>(distinct_wait_infos(*w.records)); },
         CurrentMemoryContext);
@@ -95,8 +96,8 @@ void resolve_wait_names(Window &w) {
     }
 }
 
-// Plan, read and name the window of `window_us` ending now. A window longer than the
-// retention is clamped, with a NOTICE.
+// Plan the window of `window_us` ending now and fix its records (they are read by each answer's
+// pass, one at a time). A window longer than the retention is clamped, with a NOTICE.
 Window load_window(int64 window_us) {
     const SharedView &shared = require_shared();
     Window w;
@@ -107,11 +108,9 @@ Window load_window(int64 window_us) {
                         double(w.plan.end_us - w.plan.start_us) / kUsPerSecond),
                  errhint("pg_storage_wait.tick_records and pg_storage_wait.rollup_records set "
                          "the retention.")));
-    w.records = make_owned<WindowRecords>(
-        [&] { return new WindowRecords(read_window(shared.ticks, shared.rollups, w.plan)); },
-        CurrentMemoryContext);
-    w.names = make_owned<WaitNameTable>([] { return new WaitNameTable(); }, CurrentMemoryContext);
-    resolve_wait_names(w);
+    w.records = make_owned<RingWindow>(
+        [&] { return new RingWindow(shared.ticks, shared.rollups, w.plan); }, CurrentMemoryContext);
+    w.names = nullptr;
     return w;
 }
 
@@ -189,7 +188,8 @@ Datum storage_wait_summary(PG_FUNCTION_ARGS) {
     require_shared();
     const int64 window_us = interval_argument_us(fcinfo, 0, "window");
     InitMaterializedSRF(fcinfo, 0);
-    const Window w = load_window(window_us);
+    Window w = load_window(window_us);
+    resolve_wait_names(w);
     const WindowSummary *s =
         compute<WindowSummary>([&] { return summarize(*w.records, *w.names); });
     RowBuilder row;
@@ -202,7 +202,8 @@ Datum storage_wait_events(PG_FUNCTION_ARGS) {
     require_shared();
     const int64 window_us = interval_argument_us(fcinfo, 0, "window");
     InitMaterializedSRF(fcinfo, 0);
-    const Window w = load_window(window_us);
+    Window w = load_window(window_us);
+    resolve_wait_names(w);
     for (const EventRow &e : *compute<std::vector<EventRow>>(
              [&] { return wait_event_profile(*w.records, *w.names); })) {
         RowBuilder row;

@@ -110,6 +110,72 @@ TEST(Ring, ArenaOverwriteKeepsTotalsButDropsEntries) {
     EXPECT_TRUE(consistent(copy));
 }
 
+// Entries of all four kinds, in arena order, each tagged with its position.
+std::vector<ArenaEntry> mixed_entries(uint32_t waits, uint32_t queries, uint32_t io,
+                                      uint32_t bins) {
+    std::vector<ArenaEntry> entries;
+    const std::pair<EntryKind, uint32_t> runs[] = {{EntryKind::WaitGroup, waits},
+                                                   {EntryKind::QueryGroup, queries},
+                                                   {EntryKind::IoDelta, io},
+                                                   {EntryKind::LatencyBin, bins}};
+    for (const auto &[kind, n] : runs)
+        for (uint32_t i = 0; i < n; ++i) {
+            ArenaEntry e{};
+            e.kind = kind;
+            e.query.samples = uint32_t(entries.size());  // same offset in every member
+            entries.push_back(e);
+        }
+    return entries;
+}
+
+TEST(Ring, ReadCopiesOnlyTheRequestedKindsAcrossTheArenaWrap) {
+    RingFixture f(8, 40);
+    for (uint64_t n = 1; n <= 4; ++n) {  // 14 entries each, arena of 40: record 2 wraps
+        IntervalRecord r = make_record(n, 0);
+        r.n_wait_groups = 3, r.n_query_groups = 2, r.n_io_deltas = 4, r.n_latency_bins = 5;
+        const auto e = mixed_entries(3, 2, 4, 5);
+        f.ring.append(r, e.data(), e.size());
+    }
+    RecordCopy copy;
+    ASSERT_EQ(f.ring.read(2, copy, kAllEntries), ReadStatus::Ok);
+    ASSERT_EQ(copy.entries.size(), 14u);
+    for (uint32_t i = 0; i < 14; ++i)
+        EXPECT_EQ(copy.entries[i].query.samples, i);
+
+    ASSERT_EQ(f.ring.read(2, copy, kWaitGroupEntries | kLatencyBinEntries), ReadStatus::Ok);
+    ASSERT_EQ(copy.entries.size(), 8u);
+    EXPECT_EQ(copy.record.n_wait_groups, 3u);
+    EXPECT_EQ(copy.record.n_query_groups, 0u);
+    EXPECT_EQ(copy.record.n_io_deltas, 0u);
+    EXPECT_EQ(copy.record.n_latency_bins, 5u);
+    for (uint32_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(copy.entries[i].kind, EntryKind::WaitGroup);
+        EXPECT_EQ(copy.entries[i].query.samples, i);
+    }
+    for (uint32_t i = 3; i < 8; ++i) {
+        EXPECT_EQ(copy.entries[i].kind, EntryKind::LatencyBin);
+        EXPECT_EQ(copy.entries[i].query.samples, i + 6);  // after 2 queries and 4 I/O deltas
+    }
+
+    ASSERT_EQ(f.ring.read(2, copy, kIoDeltaEntries), ReadStatus::Ok);
+    ASSERT_EQ(copy.entries.size(), 4u);
+    EXPECT_EQ(copy.entries.front().query.samples, 5u);
+
+    ASSERT_EQ(f.ring.read(2, copy, kNoEntries), ReadStatus::Ok);
+    EXPECT_TRUE(copy.entries.empty());
+    EXPECT_EQ(copy.record.reads, 9u);  // totals intact whatever the mask
+}
+
+TEST(Ring, FirstAfterFindsTheBoundary) {
+    RingFixture f(8, 64);
+    EXPECT_EQ(f.ring.first_after(0), 0u);
+    for (uint64_t n = 1; n <= 10; ++n)  // record n ends at n * 1000 + 1000
+        f.ring.append(make_record(n, 0), nullptr, 0);
+    EXPECT_EQ(f.ring.first_after(8000), 7u);    // records 7.. end after 8000 (n = 8..)
+    EXPECT_EQ(f.ring.first_after(11000), 10u);  // none: end()
+    EXPECT_EQ(f.ring.first_after(0), f.ring.first_readable());
+}
+
 TEST(Ring, OversizedRecordIsCutAndFlagged) {
     RingFixture f(8, 8);
     auto e = make_entries(1, 20);

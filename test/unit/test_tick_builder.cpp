@@ -68,7 +68,7 @@ class IoDeltaTrackerTest : public ::testing::Test {
     void set_cell(IoSnapshot &s, IoObjectCode object, IoContextCode context, IoOpCode op,
                   IoCounters value) {
         const size_t i = io_cell_index(BackendKind::ClientBackend, object, context, op);
-        s.tracked[i] = true;
+        tracker.track(i);
         s.cells[i] = value;
     }
     uint32_t step(IoCounters reads, IoCounters wal_syncs, int64_t reset_at = 1) {
@@ -121,6 +121,33 @@ TEST_F(IoDeltaTrackerTest, CounterGoingDownIsAResetNotANegativeDelta) {
     step({15, 30, 0}, {6, 600, 0});
     EXPECT_EQ(tick.record().reads, 5u);
     EXPECT_EQ(tick.record().wal_syncs, 1u);
+}
+
+TEST_F(IoDeltaTrackerTest, UntrackedCellsAreIgnoredEvenWhenTheyGoDown) {
+    step({100, 2000, 0}, {5, 500, 0});
+    const size_t other = io_cell_index(BackendKind::Checkpointer, IoObjectCode::Relation,
+                                       IoContextCode::Normal, IoOpCode::Fsync);
+    tracker.next().cells[other] = {999, 999, 999};  // garbage in a cell no one registered
+    const uint32_t flags = step({110, 2100, 0}, {5, 500, 0});
+    EXPECT_FALSE(flags & kFlagCountersReset);
+    EXPECT_EQ(tick.record().n_io_deltas, 1u);
+    EXPECT_EQ(tick.record().reads, 10u);
+}
+
+TEST_F(IoDeltaTrackerTest, RegisteringANewCellStartsANewBaseline) {
+    step({100, 2000, 0}, {5, 500, 0});
+    const size_t cell = io_cell_index(BackendKind::Checkpointer, IoObjectCode::Relation,
+                                      IoContextCode::Normal, IoOpCode::Fsync);
+    tracker.track(cell);
+    tracker.track(cell);  // a repeat changes nothing
+    tracker.next().cells[cell] = {7, 70, 0};
+    EXPECT_TRUE(step({110, 2100, 0}, {5, 500, 0}) & kFlagBaseline);
+    tracker.next().cells[cell] = {9, 90, 0};
+    step({120, 2200, 0}, {5, 500, 0});
+    ASSERT_EQ(tick.record().n_io_deltas, 2u);
+    EXPECT_EQ(tick.entries()[0].io.count, 10u);  // client read first: index order
+    EXPECT_EQ(tick.entries()[1].io.backend, BackendKind::Checkpointer);
+    EXPECT_EQ(tick.entries()[1].io.count, 2u);
 }
 
 TEST_F(IoDeltaTrackerTest, ChangedResetTimestampIsAReset) {

@@ -470,6 +470,45 @@ TEST_F(WindowRead, RollupsOlderThanTheStartAreLeftOut) {
     EXPECT_EQ(w.ticks.size(), 20u);
 }
 
+TEST_F(WindowRead, StreamingFromTheRingsGivesTheSameAnswersAsTheCopy) {
+    // Each answer reads only the entry kinds it needs straight from the rings (RingWindow);
+    // the copy (read_window) holds every kind. Both must agree exactly.
+    for (const int64_t window_us : {30 * kSecond, 5 * kMinute, 20 * kMinute}) {
+        SCOPED_TRACE(window_us);
+        const WindowPlan plan = plan_window(s.now, window_us, s.facts());
+        const RingWindow ring(s.ticks, s.rollups, plan);
+        const WindowRecords copy = read_window(s.ticks, s.rollups, plan);
+        EXPECT_EQ(distinct_wait_infos(ring), distinct_wait_infos(copy));
+        const WindowSummary a = summarize(ring, names()), b = summarize(copy, names());
+        EXPECT_EQ(a.ticks, b.ticks);
+        EXPECT_EQ(a.backend_samples, b.backend_samples);
+        EXPECT_EQ(a.top_storage_wait, b.top_storage_wait);
+        EXPECT_EQ(a.reads.p50_us, b.reads.p50_us);
+        EXPECT_EQ(a.reads.p99_us, b.reads.p99_us);
+        EXPECT_EQ(a.reads.avg_us, b.reads.avg_us);
+        EXPECT_EQ(a.diagnosis.storage_bound_score, b.diagnosis.storage_bound_score);
+        EXPECT_EQ(a.diagnosis.hint, b.diagnosis.hint);
+        EXPECT_EQ(covered_seconds(ring), covered_seconds(copy));
+        EXPECT_EQ(wait_event_profile(ring, names()).size(),
+                  wait_event_profile(copy, names()).size());
+        EXPECT_EQ(io_latency(ring).size(), io_latency(copy).size());
+        EXPECT_EQ(history(ring, 0).size(), history(copy, 0).size());
+        const auto qa = query_profile(ring), qb = query_profile(copy);
+        ASSERT_EQ(qa.size(), qb.size());
+        for (size_t i = 0; i < qa.size(); ++i)
+            EXPECT_EQ(qa[i].samples, qb[i].samples);
+    }
+}
+
+TEST_F(WindowRead, RingWindowKeepsItsRecordsWhenNewTicksArrive) {
+    const WindowPlan plan = plan_window(s.now, 20 * kMinute, s.facts());
+    const RingWindow w(s.ticks, s.rollups, plan);
+    const uint64_t before = summarize(w, names()).ticks;
+    s.tick();
+    s.tick();
+    EXPECT_EQ(summarize(w, names()).ticks, before);
+}
+
 // ---- summarize on ticks --------------------------------------------------------------------
 
 TEST(WindowSummary, RatesAverageAndPercentilesMatchBruteForce) {
@@ -819,13 +858,13 @@ TEST(WindowSummary, CountersResetInsideTheWindow) {
                                       IoContextCode::Normal, IoOpCode::Read);
     uint64_t cum_reads = 123456, cum_time = 987654321, cum_syncs = 5000, cum_sync_time = 777777;
     int64_t reset_at = kT0 - kDay;
+    tracker.track(cell);
     auto snapshot_tick = [&]() {
         IoSnapshot &snap = tracker.next();
         snap.io_reset_at_us = reset_at;
         snap.wal_reset_at_us = reset_at;
         snap.wal_from_pg_stat_wal = true;
         snap.wal_syncs = {cum_syncs, cum_sync_time, 0};
-        snap.tracked[cell] = true;
         snap.cells[cell] = {cum_reads, cum_time, cum_reads * 8192};
         return s.tick(kTiming, [&](TickBuilder &t) {
             add_procs(t, kDataFileRead, 2);
