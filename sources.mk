@@ -13,6 +13,7 @@ CORE_SOURCES = \
 	src/core/window.cpp
 
 PG_SOURCES = \
+	src/pg/io_counters.cpp \
 	src/pg/module.cpp \
 	src/pg/sampler.cpp \
 	src/pg/sql_answer.cpp \

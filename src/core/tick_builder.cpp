@@ -122,20 +122,15 @@ void TickBuilder::finish(uint32_t cost_us) noexcept {
     record_.n_latency_bins = 0;
 }
 
-IoDeltaTracker::IoDeltaTracker()
-    : is_tracked_(kIoCells, false),
-      previous_(std::make_unique<IoSnapshot>()),
-      next_(std::make_unique<IoSnapshot>()) {
-    std::memset(previous_.get(), 0, sizeof(IoSnapshot));
-    std::memset(next_.get(), 0, sizeof(IoSnapshot));
+IoDeltaTracker::IoDeltaTracker() : slot_of_cell_(kIoCells, -1) {
     tracked_.reserve(kIoCells);
-    delta_.reserve(kIoCells);
+    last_.reserve(kIoCells);
+    changes_.reserve(kIoCells);
 }
 
-void IoDeltaTracker::track(size_t cell) {
-    if (cell >= kIoCells || is_tracked_[cell])
-        return;
-    is_tracked_[cell] = true;
+size_t IoDeltaTracker::track(size_t cell) {
+    if (slot_of_cell_.at(cell) >= 0)
+        return size_t(slot_of_cell_[cell]);
     size_t rest = cell;
     const auto op = static_cast<IoOpCode>(rest % static_cast<size_t>(IoOpCode::Count));
     rest /= static_cast<size_t>(IoOpCode::Count);
@@ -144,51 +139,42 @@ void IoDeltaTracker::track(size_t cell) {
     rest /= static_cast<size_t>(IoContextCode::Count);
     const auto object = static_cast<IoObjectCode>(rest % static_cast<size_t>(IoObjectCode::Count));
     rest /= static_cast<size_t>(IoObjectCode::Count);
-    tracked_.push_back(
-        {static_cast<uint16_t>(cell), static_cast<BackendKind>(rest), object, context, op});
-    // Index order, so a tick's entries come out in the same order whatever the registration.
-    std::sort(tracked_.begin(), tracked_.end(),
-              [](const TrackedCell &a, const TrackedCell &b) { return a.index < b.index; });
-    delta_.resize(tracked_.size());
+    slot_of_cell_[cell] = int(tracked_.size());
+    tracked_.push_back({static_cast<BackendKind>(rest), object, context, op});
+    last_.push_back({});
     // A cell added after the baseline has no previous value: measure it from the next tick.
     have_previous_ = false;
+    return tracked_.size() - 1;
 }
 
-bool IoDeltaTracker::reset_timestamps_or_wal_went_down() const noexcept {
-    const IoSnapshot &now = *next_, &before = *previous_;
-    return now.io_reset_at_us != before.io_reset_at_us ||
-           now.wal_reset_at_us != before.wal_reset_at_us ||
-           below(now.wal_writes, before.wal_writes) || below(now.wal_syncs, before.wal_syncs);
-}
-
-bool IoDeltaTracker::compute_deltas() noexcept {
-    const IoCounters *now = next_->cells, *before = previous_->cells;
-    bool went_down = false;
-    for (size_t i = 0; i < tracked_.size(); ++i) {
-        const size_t cell = tracked_[i].index;
-        went_down |= below(now[cell], before[cell]);
-        delta_[i] = minus(now[cell], before[cell]);
-    }
-    return !went_down;
+bool IoDeltaTracker::fixed_part_reset() const noexcept {
+    return next_.io_reset_at_us != previous_.io_reset_at_us ||
+           next_.wal_reset_at_us != previous_.wal_reset_at_us ||
+           below(next_.wal_writes, previous_.wal_writes) ||
+           below(next_.wal_syncs, previous_.wal_syncs);
 }
 
 uint32_t IoDeltaTracker::update(TickBuilder &tick) noexcept {
-    const IoSnapshot &now = *next_;
-    uint32_t flags = now.wal_from_pg_stat_wal ? kFlagWalFromPgStatWal : kFlagWalFromPgStatIo;
+    uint32_t flags = next_.wal_from_pg_stat_wal ? kFlagWalFromPgStatWal : kFlagWalFromPgStatIo;
     if (!have_previous_) {
         flags |= kFlagBaseline;
-    } else if (reset_timestamps_or_wal_went_down() || !compute_deltas()) {
+    } else if (went_down_ || fixed_part_reset()) {
         flags |= kFlagBaseline | kFlagCountersReset;
     } else {
-        for (size_t i = 0; i < tracked_.size(); ++i) {
-            const TrackedCell &t = tracked_[i];
-            tick.add_io_delta(t.backend, t.object, t.context, t.op, delta_[i]);
+        // Slot order, so a tick's entries come out in the same order every tick.
+        std::sort(changes_.begin(), changes_.end(),
+                  [](const Change &a, const Change &b) { return a.slot < b.slot; });
+        for (const Change &c : changes_) {
+            const TrackedCell &t = tracked_[c.slot];
+            tick.add_io_delta(t.backend, t.object, t.context, t.op, c.delta);
         }
-        if (now.wal_from_pg_stat_wal)
-            tick.add_wal(minus(now.wal_writes, previous_->wal_writes),
-                         minus(now.wal_syncs, previous_->wal_syncs));
+        if (next_.wal_from_pg_stat_wal)
+            tick.add_wal(minus(next_.wal_writes, previous_.wal_writes),
+                         minus(next_.wal_syncs, previous_.wal_syncs));
     }
-    std::swap(previous_, next_);
+    previous_ = next_;
+    changes_.clear();
+    went_down_ = false;
     have_previous_ = true;
     return flags;
 }

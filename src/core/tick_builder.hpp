@@ -6,7 +6,6 @@
 // is allocated by the constructors; begin()/add_*()/finish() never allocate.
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/fixed_map.hpp"
@@ -33,14 +32,14 @@ struct IoCounters {
     uint64_t bytes;
 };
 
-// One reading of the cumulative counters, flattened into stable codes by the PostgreSQL layer.
+// The fixed part of one reading of the cumulative counters: reset timestamps and, on 16/17,
+// pg_stat_wal. The pg_stat_io cells go through IoDeltaTracker::observe().
 struct IoSnapshot {
     int64_t io_reset_at_us;   // pg_stat_io stat_reset_timestamp
     int64_t wal_reset_at_us;  // pg_stat_wal stat_reset_timestamp (16/17), else 0
     bool wal_from_pg_stat_wal;
-    IoCounters wal_writes;       // 16/17: pg_stat_wal wal_write / wal_write_time
-    IoCounters wal_syncs;        // 16/17: pg_stat_wal wal_sync / wal_sync_time
-    IoCounters cells[kIoCells];  // only the cells registered with IoDeltaTracker::track() count
+    IoCounters wal_writes;  // 16/17: pg_stat_wal wal_write / wal_write_time
+    IoCounters wal_syncs;   // 16/17: pg_stat_wal wal_sync / wal_sync_time
 };
 
 struct ProcSample {
@@ -113,38 +112,59 @@ class TickBuilder {
     std::vector<ArenaEntry> entries_;
 };
 
-// Turns successive IoSnapshots into deltas. A counter that went down, or a changed reset
-// timestamp, means the counters were reset (pg_stat_reset_shared, crash recovery): that tick is
-// re-baselined and flagged kFlagCountersReset, never recorded as a negative or huge delta.
+// Turns successive readings of the cumulative counters into deltas. A counter that went down,
+// or a changed reset timestamp, means the counters were reset (pg_stat_reset_shared, crash
+// recovery): that tick is re-baselined and flagged kFlagCountersReset, never recorded as a
+// negative or huge delta.
+//
+// A reading: fill next(), observe() every tracked slot, then update(). observe() compares each
+// cell with its previous value as it is read and keeps only the cells that changed, so a tick
+// touches the previous values once and writes a few changes, not two full snapshots.
 class IoDeltaTracker {
   public:
     IoDeltaTracker();
-    // Register a cell the server version tracks (once, at start; repeats are ignored). Only
-    // registered cells are compared, so a tick costs O(tracked cells), not O(kIoCells).
-    void track(size_t cell);
-    // The snapshot to fill before update(); owned here to avoid copies.
-    IoSnapshot &next() noexcept { return *next_; }
-    // Compare next() with the previous snapshot, feed deltas to `tick`, and return the flags
-    // for the record (kFlagBaseline, kFlagCountersReset, kFlagWalFrom*).
+    // Register a cell the server version tracks (once, at start) and return its slot for
+    // observe(); a repeat returns the same slot. Registering starts a new baseline.
+    size_t track(size_t cell);
+    IoSnapshot &next() noexcept { return next_; }
+    // The current value of a tracked slot, once per reading.
+    void observe(size_t slot, const IoCounters &value) noexcept {
+        // Unregistered slots, and a slot observed twice in a reading, must not grow changes_.
+        if (slot >= last_.size() || changes_.size() == changes_.capacity())
+            return;
+        IoCounters &last = last_[slot];
+        if (value.count == last.count && value.time_us == last.time_us && value.bytes == last.bytes)
+            return;
+        went_down_ |=
+            value.count < last.count || value.time_us < last.time_us || value.bytes < last.bytes;
+        changes_.push_back(
+            {static_cast<uint32_t>(slot),
+             {value.count - last.count, value.time_us - last.time_us, value.bytes - last.bytes}});
+        last = value;
+    }
+    // Feed the reading's deltas to `tick` and return the flags for the record (kFlagBaseline,
+    // kFlagCountersReset, kFlagWalFrom*).
     uint32_t update(TickBuilder &tick) noexcept;
     void forget() noexcept { have_previous_ = false; }
 
   private:
     struct TrackedCell {
-        uint16_t index;
         BackendKind backend;
         IoObjectCode object;
         IoContextCode context;
         IoOpCode op;
     };
-    bool reset_timestamps_or_wal_went_down() const noexcept;
-    // One pass over the tracked cells: deltas into delta_; false if any counter went down.
-    bool compute_deltas() noexcept;
-    std::vector<TrackedCell> tracked_;
-    std::vector<bool> is_tracked_;
-    std::vector<IoCounters> delta_;  // parallel to tracked_
-    std::unique_ptr<IoSnapshot> previous_;
-    std::unique_ptr<IoSnapshot> next_;
+    struct Change {
+        uint32_t slot;
+        IoCounters delta;
+    };
+    bool fixed_part_reset() const noexcept;
+    std::vector<TrackedCell> tracked_;  // by slot
+    std::vector<int> slot_of_cell_;     // -1: not tracked
+    std::vector<IoCounters> last_;      // by slot: the latest value observed
+    std::vector<Change> changes_;       // of this reading; capacity: every slot
+    bool went_down_ = false;
+    IoSnapshot previous_{}, next_{};
     bool have_previous_ = false;
 };
 

@@ -3,11 +3,11 @@
 // pg_stat_io / WAL counters into the tick ring, and folds ticks into one-minute roll-ups.
 //
 // The tick reads PGPROC.wait_event_info (one 4-byte store by its owner: no lock) and the
-// BackendStatusArray entries through their changecount protocol (no lock), and fetches
-// pg_stat_io with stats_fetch_consistency = none (one shared LWLock per backend type, inside
-// pgstat). It takes no heavyweight lock and allocates nothing: every buffer is made in
-// start_sampler(). The loop keeps no C++ object with a destructor on its stack: the state is a
-// heap object owned by this process until it exits.
+// BackendStatusArray entries through their changecount protocol (no lock), and the tracked
+// pg_stat_io cells (io_counters.cpp: one shared LWLock per backend type, as pgstat takes). It takes
+// no heavyweight lock and allocates nothing: every buffer is made in start_sampler(). The loop
+// keeps no C++ object with a destructor on its stack: the state is a heap object owned by this
+// process until it exits.
 #include <ctime>
 #include <memory>
 #include <vector>
@@ -21,16 +21,11 @@
 
 #include "pg/compat.hpp"
 #include "pg/cpp_guard.hpp"
+#include "pg/io_counters.hpp"
 #include "pg/module.hpp"
 
 namespace pgsw::pg {
 namespace {
-
-// One pg_stat_io cell this server version tracks, with its place in IoSnapshot.
-struct IoCellSource {
-    int backend_type, object, context, op;
-    size_t cell;
-};
 
 struct WaitInfoHash {
     size_t operator()(uint32_t k) const noexcept { return mix64(k); }
@@ -168,51 +163,6 @@ void sample_processes() {
         sample_process(index);
 }
 
-// ---- counters ------------------------------------------------------------------------------
-
-void list_io_cells() {
-    for (int b = 0; b < BACKEND_NUM_TYPES; ++b) {
-        const BackendKind kind = compat::backend_kind(static_cast<BackendType>(b));
-        if (kind == BackendKind::Unknown || !pgstat_tracks_io_bktype(static_cast<BackendType>(b)))
-            continue;
-        for (int o = 0; o < IOOBJECT_NUM_TYPES; ++o)
-            for (int c = 0; c < IOCONTEXT_NUM_TYPES; ++c)
-                for (int p = 0; p < IOOP_NUM_TYPES; ++p) {
-                    IoObjectCode object;
-                    IoContextCode context;
-                    IoOpCode op;
-                    if (!compat::io_object(o, object) || !compat::io_context(c, context) ||
-                        !compat::io_op(p, op))
-                        continue;
-                    const auto type = static_cast<BackendType>(b);
-                    if (!pgstat_tracks_io_object(type, IOObject(o), IOContext(c)) ||
-                        !pgstat_tracks_io_op(type, IOObject(o), IOContext(c), IOOp(p)))
-                        continue;
-                    const size_t cell = io_cell_index(kind, object, context, op);
-                    state->io_cells.push_back({b, o, c, p, cell});
-                    state->io.track(cell);
-                }
-    }
-}
-
-void read_counters(IoSnapshot &snapshot) {
-    PgStat_IO *io = pgstat_fetch_stat_io();
-    snapshot.io_reset_at_us = io->stat_reset_timestamp;
-    for (const IoCellSource &s : state->io_cells) {
-        const PgStat_BktypeIO &cells = io->stats[s.backend_type];
-        snapshot.cells[s.cell] = {static_cast<uint64_t>(cells.counts[s.object][s.context][s.op]),
-                                  static_cast<uint64_t>(cells.times[s.object][s.context][s.op]),
-                                  compat::io_bytes(cells, s.object, s.context, s.op)};
-    }
-    snapshot.wal_from_pg_stat_wal = compat::kWalFromPgStatWal;
-#if PG_VERSION_NUM < 180000
-    PgStat_WalStats *wal = pgstat_fetch_stat_wal();
-    snapshot.wal_reset_at_us = wal->stat_reset_timestamp;
-    snapshot.wal_writes = {uint64_t(wal->wal_write), uint64_t(wal->wal_write_time), 0};
-    snapshot.wal_syncs = {uint64_t(wal->wal_sync), uint64_t(wal->wal_sync_time), 0};
-#endif
-}
-
 // ---- the tick ------------------------------------------------------------------------------
 
 uint32_t server_flags() {
@@ -266,8 +216,7 @@ void run_tick(SharedView &shared, uint64_t missed) {
     const int64_t start_us = state->previous_tick_us ? state->previous_tick_us : now;
     tick.begin(start_us, now, server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
     sample_processes();
-    pgstat_clear_snapshot();
-    read_counters(state->io.next());
+    read_io_counters(state->io_cells, state->io);
     tick.record().flags |= state->io.update(tick);
     tick.finish(static_cast<uint32_t>(monotonic_us() - started));
     const auto &entries = tick.entries();
@@ -308,7 +257,7 @@ void start_sampler(SharedView &shared) {
             [&] {
                 state = new SamplerState(max_procs);
                 state->io_cells.reserve(kIoCells);
-                list_io_cells();
+                list_io_cells(state->io, state->io_cells);
                 replay_unrolled_ticks(shared);
             },
             error))

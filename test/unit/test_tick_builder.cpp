@@ -65,17 +65,14 @@ TEST(TickBuilder, MoreDistinctGroupsThanCapacityAreCountedAndFlagged) {
 
 class IoDeltaTrackerTest : public ::testing::Test {
   protected:
-    void set_cell(IoSnapshot &s, IoObjectCode object, IoContextCode context, IoOpCode op,
-                  IoCounters value) {
-        const size_t i = io_cell_index(BackendKind::ClientBackend, object, context, op);
-        tracker.track(i);
-        s.cells[i] = value;
+    void set_cell(IoObjectCode object, IoContextCode context, IoOpCode op, IoCounters value) {
+        tracker.observe(
+            tracker.track(io_cell_index(BackendKind::ClientBackend, object, context, op)), value);
     }
     uint32_t step(IoCounters reads, IoCounters wal_syncs, int64_t reset_at = 1) {
-        IoSnapshot &s = tracker.next();
-        s.io_reset_at_us = reset_at;
-        set_cell(s, IoObjectCode::Relation, IoContextCode::Normal, IoOpCode::Read, reads);
-        set_cell(s, IoObjectCode::Wal, IoContextCode::Normal, IoOpCode::Fsync, wal_syncs);
+        tracker.next().io_reset_at_us = reset_at;
+        set_cell(IoObjectCode::Relation, IoContextCode::Normal, IoOpCode::Read, reads);
+        set_cell(IoObjectCode::Wal, IoContextCode::Normal, IoOpCode::Fsync, wal_syncs);
         tick.begin(0, 1, 0);
         const uint32_t flags = tracker.update(tick);
         tick.finish(0);
@@ -123,11 +120,9 @@ TEST_F(IoDeltaTrackerTest, CounterGoingDownIsAResetNotANegativeDelta) {
     EXPECT_EQ(tick.record().wal_syncs, 1u);
 }
 
-TEST_F(IoDeltaTrackerTest, UntrackedCellsAreIgnoredEvenWhenTheyGoDown) {
+TEST_F(IoDeltaTrackerTest, UnregisteredSlotsAreIgnoredEvenWhenTheyGoDown) {
     step({100, 2000, 0}, {5, 500, 0});
-    const size_t other = io_cell_index(BackendKind::Checkpointer, IoObjectCode::Relation,
-                                       IoContextCode::Normal, IoOpCode::Fsync);
-    tracker.next().cells[other] = {999, 999, 999};  // garbage in a cell no one registered
+    tracker.observe(5, {999, 999, 999});  // a slot beyond the two registered ones
     const uint32_t flags = step({110, 2100, 0}, {5, 500, 0});
     EXPECT_FALSE(flags & kFlagCountersReset);
     EXPECT_EQ(tick.record().n_io_deltas, 1u);
@@ -138,15 +133,17 @@ TEST_F(IoDeltaTrackerTest, RegisteringANewCellStartsANewBaseline) {
     step({100, 2000, 0}, {5, 500, 0});
     const size_t cell = io_cell_index(BackendKind::Checkpointer, IoObjectCode::Relation,
                                       IoContextCode::Normal, IoOpCode::Fsync);
-    tracker.track(cell);
-    tracker.track(cell);  // a repeat changes nothing
-    tracker.next().cells[cell] = {7, 70, 0};
+    const size_t slot = tracker.track(cell);
+    EXPECT_EQ(slot, 2u);
+    EXPECT_EQ(tracker.track(cell), slot);  // a repeat changes nothing
+    tracker.observe(slot, {7, 70, 0});
     EXPECT_TRUE(step({110, 2100, 0}, {5, 500, 0}) & kFlagBaseline);
-    tracker.next().cells[cell] = {9, 90, 0};
+    tracker.observe(slot, {9, 90, 0});
     step({120, 2200, 0}, {5, 500, 0});
     ASSERT_EQ(tick.record().n_io_deltas, 2u);
-    EXPECT_EQ(tick.entries()[0].io.count, 10u);  // client read first: index order
+    EXPECT_EQ(tick.entries()[0].io.count, 10u);  // slot order: the client read first
     EXPECT_EQ(tick.entries()[1].io.backend, BackendKind::Checkpointer);
+    EXPECT_EQ(tick.entries()[1].io.op, IoOpCode::Fsync);
     EXPECT_EQ(tick.entries()[1].io.count, 2u);
 }
 

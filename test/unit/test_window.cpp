@@ -858,14 +858,14 @@ TEST(WindowSummary, CountersResetInsideTheWindow) {
                                       IoContextCode::Normal, IoOpCode::Read);
     uint64_t cum_reads = 123456, cum_time = 987654321, cum_syncs = 5000, cum_sync_time = 777777;
     int64_t reset_at = kT0 - kDay;
-    tracker.track(cell);
+    const size_t slot = tracker.track(cell);
     auto snapshot_tick = [&]() {
         IoSnapshot &snap = tracker.next();
         snap.io_reset_at_us = reset_at;
         snap.wal_reset_at_us = reset_at;
         snap.wal_from_pg_stat_wal = true;
         snap.wal_syncs = {cum_syncs, cum_sync_time, 0};
-        snap.cells[cell] = {cum_reads, cum_time, cum_reads * 8192};
+        tracker.observe(slot, {cum_reads, cum_time, cum_reads * 8192});
         return s.tick(kTiming, [&](TickBuilder &t) {
             add_procs(t, kDataFileRead, 2);
             t.record().flags |= tracker.update(t);
