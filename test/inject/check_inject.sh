@@ -10,10 +10,9 @@
 #
 # The timing bounds are wide on purpose: they must hold on a busy 2-core machine, while still
 # telling "delayed" apart from "not delayed" (delays are chosen so that the two differ by 10x
-# or more). A sleep wakes late by a scheduling delay; the library learns that lateness per
-# process and wakes that much earlier (never more than half the delay early), so the AVERAGE
-# added delay is the configured one while a single call can be shorter: lower bounds are
-# 80-90 % of nominal for totals, and a "slow" call is one above half its nominal delay.
+# or more). A sleep never ends before its deadline but can wake late by a scheduling delay, so
+# lower bounds are 80-90 % of nominal for totals (the probe's clock and rounding), upper bounds
+# generous, and a "slow" call is one above half its nominal delay.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -224,6 +223,25 @@ test_step_mid_run() {
 		"post > 10 && post_bad == 0"
 }
 
+# $PGSW_INJECT_STATS: the delivered delays, counted by every process sharing the file.
+test_delivered_stats() {
+	local stats=$WORK/stats out t ops drawn slept
+	head -c 4096 /dev/zero >"$stats"
+	set_config 'read 2000' 'sync 0'
+	out=$(LD_PRELOAD=$LIB PGSW_INJECT_CONFIG=$CONF PGSW_INJECT_STATS=$stats "$PROBE" pread "$DATA" 20 2>"$WORK/stderr")
+	out=$(LD_PRELOAD=$LIB PGSW_INJECT_CONFIG=$CONF PGSW_INJECT_STATS=$stats "$PROBE" pread "$DATA" 10 2>"$WORK/stderr")
+	t=$(ms "$out")
+	read -r ops drawn slept < <(od -An -t u8 -j 8 -N 72 "$stats" | tr -s ' \n' ' ' |
+		awk '{print $1, $4, $7}')
+	check "stats: two processes, 30 delayed preads counted (got $ops)" "ops == 30"
+	check "stats: delays drawn add up to 60000 us (got $drawn)" "drawn == 60000"
+	check "stats: slept ${slept} ns, at least the drawn delays and less than 4x them" \
+		"slept >= 60000000 && slept < 240000000"
+	out=$(LD_PRELOAD=$LIB PGSW_INJECT_CONFIG=$CONF PGSW_INJECT_STATS=$WORK/missing "$PROBE" pread "$DATA" 5 2>"$WORK/stderr")
+	check "stats: a missing stats file is reported once and delays still apply ($(grep -c 'cannot map' "$WORK/stderr") message)" \
+		"$(grep -c 'cannot map' "$WORK/stderr") == 1 && $(ms "$out") >= 8"
+}
+
 # Not a check, a measurement: what the library costs a call it does not delay, and what the
 # fstat it adds to each call it does delay costs here.
 measure_cost() {
@@ -244,6 +262,7 @@ main() {
 	test_invalid_lines
 	test_no_delay_configs
 	test_step_mid_run
+	test_delivered_stats
 	measure_cost
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" = 0 ]

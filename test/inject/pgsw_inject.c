@@ -43,6 +43,14 @@
  * 1 ns. Waking up costs what it costs on a real device too (the process sleeps until the
  * interrupt): a baseline that should include that cost injects 1 us ("read 1").
  *
+ * Delivered delays: if $PGSW_INJECT_STATS names an existing file of at least 4096 bytes, every
+ * process maps it shared and adds, per kind, with atomic adds: the operations on regular files
+ * (uint64 at offset 8 + 8*kind), the delays drawn for them in us (offset 32 + 8*kind) and the
+ * time actually slept in ns (offset 56 + 8*kind), kinds in the order read, write, sync. A sleep
+ * ends when the process runs again, which on a busy machine can be well after the deadline;
+ * the slept time is the delay the I/O really got, so tests compare with it (as with a real
+ * device, whose interrupt also has to wait for a CPU). The first 8 bytes are left alone.
+ *
  * Randomness for mixed distributions: xorshift64*, per process, seeded from the pid (and
  * re-seeded after fork, so the backends of one postmaster do not share one sequence).
  *
@@ -60,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -99,6 +108,10 @@ static long long seen_mtime_ns = -1, seen_size = -1;
 static ino_t seen_ino;
 static int seen_exists = -1;
 static long long next_check_ns; /* CLOCK_MONOTONIC_COARSE */
+
+static char stats_path[4096];
+static int stats_state; /* 0 not tried, 1 mapped, -1 unavailable */
+static uint64_t *stats;  /* 4096 bytes, shared; see the header comment */
 
 static pid_t rng_pid;
 static uint64_t rng_state;
@@ -318,6 +331,41 @@ __attribute__((constructor)) static void init(void) {
     } else if (p && *p) {
         say("pgsw_inject: PGSW_INJECT_CONFIG is too long; no delays\n");
     }
+    const char *sp = getenv("PGSW_INJECT_STATS");
+    if (sp && *sp && strlen(sp) < sizeof stats_path)
+        strcpy(stats_path, sp);
+    else
+        stats_state = -1;
+}
+
+/* Map the delivered-delay counters on first use (a forked child inherits the mapping). */
+static uint64_t *stats_counters(void) {
+    if (stats_state == 0) {
+        stats_state = -1;
+        int fd = open(stats_path, O_RDWR | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 4096) {
+            void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (m != MAP_FAILED) {
+                stats = m;
+                stats_state = 1;
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        if (stats_state != 1)
+            say("pgsw_inject: cannot map PGSW_INJECT_STATS %s; not counting\n", stats_path);
+    }
+    return stats_state == 1 ? stats : NULL;
+}
+
+static void count_delay(enum kind k, long long drawn_us, long long slept_ns) {
+    uint64_t *c = stats_counters();
+    if (!c)
+        return;
+    __atomic_fetch_add(&c[1 + k], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c[4 + k], (uint64_t)drawn_us, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c[7 + k], (uint64_t)slept_ns, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -339,11 +387,14 @@ static uint64_t rng_next(void) {
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-static void sleep_us(long long us) {
-    long long deadline = now_ns(CLOCK_MONOTONIC) + us * 1000;
+/* Sleep `us` and return the nanoseconds actually slept (until this process ran again). */
+static long long sleep_us(long long us) {
+    const long long start = now_ns(CLOCK_MONOTONIC);
+    const long long deadline = start + us * 1000;
     struct timespec ts = {deadline / 1000000000LL, deadline % 1000000000LL};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ; /* a signal: keep waiting until the deadline */
+    return now_ns(CLOCK_MONOTONIC) - start;
 }
 
 /* Wait as configured for an operation of this kind on fd, if fd is a regular file. */
@@ -365,8 +416,7 @@ static inline void delay(enum kind k, int fd) {
                 i++;
             us = d->us[i];
         }
-        if (us > 0)
-            sleep_us(us);
+        count_delay(k, us, us > 0 ? sleep_us(us) : 0);
     }
     errno = saved_errno;
 }

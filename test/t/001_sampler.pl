@@ -123,15 +123,19 @@ cmp_ok($syncs, '>', 0, 'pgbench caused WAL syncs');
 my $resets0 = status_value($node, 'counter_resets');
 my $reset_at = $node->safe_psql('postgres', 'SELECT now()');
 $node->command_ok(['pgbench', '-c', '2', '-T', '2', '-n', $node->connstr('postgres')], 'load before reset');
-$node->safe_psql('postgres', "SELECT pg_stat_reset_shared('io')");
-$node->safe_psql('postgres', "SELECT pg_stat_reset_shared('wal')")
-  if $node->safe_psql('postgres', 'SHOW server_version_num') < 180000;
+# 16/17 keep WAL counters apart (pg_stat_wal): reset both, in one statement. A tick can still
+# fall between the two resets, and then each is (rightly) flagged on its own tick.
+my $resets_issued = $node->safe_psql('postgres', 'SHOW server_version_num') < 180000 ? 2 : 1;
+$node->safe_psql('postgres', $resets_issued == 2
+	? "SELECT pg_stat_reset_shared('io'), pg_stat_reset_shared('wal')"
+	: "SELECT pg_stat_reset_shared('io')");
 $node->command_ok(['pgbench', '-c', '2', '-T', '2', '-n', $node->connstr('postgres')], 'load after reset');
 wait_for_ticks($node, 3);
 cmp_ok(status_value($node, 'counter_resets'), '>', $resets0, 'the reset was detected');
-is($node->safe_psql('postgres', qq{
-	SELECT count(*) FROM storage_wait_ticks('$reset_at') WHERE counters_reset}), '1',
-	'exactly one tick is flagged as a counter reset');
+my $flagged = $node->safe_psql('postgres', qq{
+	SELECT count(*) FROM storage_wait_ticks('$reset_at') WHERE counters_reset});
+ok($flagged >= 1 && $flagged <= $resets_issued,
+	"one tick per reset is flagged as a counter reset ($flagged flagged, $resets_issued issued)");
 is($node->safe_psql('postgres', qq{
 	SELECT count(*) FROM storage_io_deltas('$reset_at')
 	WHERE ops < 0 OR ops > 10000000 OR time_ms < 0 OR time_ms > 3600000}), '0',
