@@ -67,9 +67,12 @@ void RollupBuilder::add_entry(const ArenaEntry &e) noexcept {
     switch (e.kind) {
         case EntryKind::WaitGroup: {
             const WaitGroupEntry &w = e.wait;
-            const WaitKey key{
-                uint64_t{w.wait_event_info} << 32 | w.database_oid,
-                uint64_t{static_cast<uint8_t>(w.backend)} << 8 | static_cast<uint8_t>(w.state)};
+            // The category is part of the key: LWLock:WALWrite is storage in some ticks and
+            // lock in others (wait_class.hpp), and a roll-up keeps the two apart.
+            const WaitKey key{uint64_t{w.wait_event_info} << 32 | w.database_oid,
+                              uint64_t{w.category} << 16 |
+                                  uint64_t{static_cast<uint8_t>(w.backend)} << 8 |
+                                  static_cast<uint8_t>(w.state)};
             if ((sum = waits_.find_or_insert(key)) == nullptr)
                 break;
             if (sum->kind != EntryKind::WaitGroup)

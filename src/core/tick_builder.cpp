@@ -42,10 +42,17 @@ void TickBuilder::begin(int64_t start_us, int64_t end_us, uint32_t flags) noexce
     queries_.clear();
     io_entries_.clear();
     entries_.clear();
+    wal_io_seen_ = false;
+    flush_lock_info_ = 0;
+    flush_lock_active_ = 0;
 }
 
 void TickBuilder::add_sample(const ProcSample &s) noexcept {
     record_.procs_sampled++;
+    const bool flush_lock = s.wal_role == WalRole::FlushLock;
+    wal_io_seen_ |= s.wal_role == WalRole::FlushIo;
+    if (flush_lock)
+        flush_lock_info_ = s.wait_event_info;
     const WaitKey key{s.wait_event_info, s.database_oid, s.backend, s.state, s.category};
     if (uint32_t *samples = waits_.find_or_insert(key))
         ++*samples;
@@ -55,14 +62,21 @@ void TickBuilder::add_sample(const ProcSample &s) noexcept {
     if (!is_foreground_active(s.backend, s.state) || s.category == WaitCategory::Idle)
         return;
     record_.fg_active++;
-    record_.fg_storage += s.category == WaitCategory::Storage;
-    record_.fg_cpu += s.category == WaitCategory::Cpu;
-    record_.fg_lock += s.category == WaitCategory::Lock;
+    if (flush_lock) {
+        flush_lock_active_++;
+    } else {
+        record_.fg_storage += s.category == WaitCategory::Storage;
+        record_.fg_cpu += s.category == WaitCategory::Cpu;
+        record_.fg_lock += s.category == WaitCategory::Lock;
+    }
     if (s.query_id == 0)
         return;
     if (QueryCounts *q = queries_.find_or_insert({s.query_id, s.database_oid})) {
         q->samples++;
-        q->storage_samples += s.category == WaitCategory::Storage;
+        if (flush_lock)
+            q->flush_lock_samples++;
+        else
+            q->storage_samples += s.category == WaitCategory::Storage;
     } else {
         record_.flags |= kFlagEntriesTruncated;
     }
@@ -102,17 +116,25 @@ void TickBuilder::finish(uint32_t cost_us) noexcept {
     record_.procs_sampled_max = static_cast<uint32_t>(record_.procs_sampled);
     note_max_latency(record_.read_latency_max_us, record_.reads, record_.read_time_us);
     note_max_latency(record_.wal_sync_latency_max_us, record_.wal_syncs, record_.wal_sync_time_us);
-    waits_.for_each([this](const WaitKey &k, uint32_t samples) {
+    const WaitCategory flush_lock = flush_lock_category();
+    (flush_lock == WaitCategory::Storage ? record_.fg_storage : record_.fg_lock) +=
+        flush_lock_active_;
+    waits_.for_each([&](const WaitKey &k, uint32_t samples) {
+        const WaitCategory category = flush_lock_info_ != 0 && k.wait_event_info == flush_lock_info_
+                                          ? flush_lock
+                                          : k.category;
         ArenaEntry e{};
         e.wait = WaitGroupEntry{
-            EntryKind::WaitGroup, k.backend,      k.state, static_cast<uint8_t>(k.category),
+            EntryKind::WaitGroup, k.backend,      k.state, static_cast<uint8_t>(category),
             k.wait_event_info,    k.database_oid, samples, {}};
         entries_.push_back(e);
     });
-    queries_.for_each([this](const QueryKey &k, const QueryCounts &c) {
+    queries_.for_each([&](const QueryKey &k, const QueryCounts &c) {
+        const uint32_t storage =
+            c.storage_samples + (flush_lock == WaitCategory::Storage ? c.flush_lock_samples : 0);
         ArenaEntry e{};
         e.query = QueryGroupEntry{
-            EntryKind::QueryGroup, {}, k.database_oid, c.samples, c.storage_samples, k.query_id, 0};
+            EntryKind::QueryGroup, {}, k.database_oid, c.samples, storage, k.query_id, 0};
         entries_.push_back(e);
     });
     entries_.insert(entries_.end(), io_entries_.begin(), io_entries_.end());

@@ -49,6 +49,7 @@ struct ProcSample {
     uint32_t wait_event_info;
     uint32_t database_oid;
     int64_t query_id;  // 0 when unknown
+    WalRole wal_role = WalRole::None;
 };
 
 class TickBuilder {
@@ -103,9 +104,18 @@ class TickBuilder {
     struct QueryCounts {
         uint32_t samples;
         uint32_t storage_samples;
+        uint32_t flush_lock_samples;  // LWLock:WALWrite, storage or lock at finish()
     };
+    WaitCategory flush_lock_category() const noexcept {
+        return wal_io_seen_ ? WaitCategory::Storage : WaitCategory::Lock;
+    }
 
     IntervalRecord record_{};
+    // The WAL flush lock rule (wait_class.hpp): decided at finish(), once the tick has seen
+    // whether any process was in WAL I/O.
+    bool wal_io_seen_ = false;
+    uint32_t flush_lock_info_ = 0;  // LWLock:WALWrite's wait_event_info, when sampled
+    uint64_t flush_lock_active_ = 0;
     FixedMap<WaitKey, uint32_t, WaitKeyHash> waits_;
     FixedMap<QueryKey, QueryCounts, QueryKeyHash> queries_;
     std::vector<ArenaEntry> io_entries_;

@@ -123,6 +123,16 @@ WaitClass classify_wait_class(std::string_view type, std::string_view event) noe
     return type_default(type);
 }
 
+WalRole wal_role(std::string_view type, std::string_view event) noexcept {
+    if (same_name(type, "LWLock") && same_name(event, "WALWrite"))
+        return WalRole::FlushLock;
+    const WaitClass wc = classify_wait_class(type, event);
+    if (same_name(type, "IO") && wc.category == WaitCategory::Storage &&
+        wc.kind == StorageKind::Wal)
+        return WalRole::FlushIo;
+    return WalRole::None;
+}
+
 const char *wait_category_name(WaitCategory category) noexcept {
     switch (category) {
         case WaitCategory::Cpu:

@@ -49,7 +49,8 @@
 //   IPC:BufferIo                    BufferIO             16     storage   read  (another
 //                                   backend's I/O on the same buffer; LWLock:BufferIO ended in 13)
 //   LWLock:WALWrite                                      16     storage   wal   (group commit:
-//                                   queued behind another backend's WAL write and flush)
+//                                   queued behind another backend's WAL write and flush; see
+//                                   "WAL flush lock" below: per tick it may count as lock)
 //   LWLock:AioUringCompletion                            18     storage   read
 //   LWLock:XactBuffer, CommitTsBuffer, SubtransBuffer, MultiXactOffsetBuffer,
 //          MultiXactMemberBuffer, NotifyBuffer, SerialBuffer
@@ -62,6 +63,15 @@
 //   Timeout:PgSleep                                      16     idle      -   (asked to sleep)
 //   Timeout:VacuumDelay, VacuumTruncate                  16     idle      -   (throttling)
 //
+// WAL flush lock (version 2). LWLock:WALWrite is held by the process writing and flushing WAL
+// for everyone queued behind it. Its waiters wait for storage only while the holder is in WAL
+// I/O; while it is on CPU (copying into the page cache, a RAM-backed or battery-cached WAL whose
+// fsync takes microseconds) they are in lock contention. A tick cannot see the holder, but it
+// sees whether any process is in a WAL I/O wait (wal_role FlushIo: the IO events of kind wal) at
+// that instant: the tick counts its WALWrite samples as storage if one is, else as lock
+// (TickBuilder). Over many ticks the storage share of WALWrite is the share of the flush's
+// critical section spent in I/O.
+//
 // Other IO events of 16-18 (ControlFile*, CopyFile*, LockFile*, LogicalRewrite*, ReorderBuffer*,
 // ReplicationSlot*, Snapbuild*, TimelineHistory*, TwophaseFile*, VersionFile*, WalSummary*,
 // WalsenderTimelineHistoryRead, WalSyncMethodAssign, Basebackup*, 18's CopyFileCopy) are storage
@@ -72,7 +82,7 @@
 
 namespace pgsw {
 
-constexpr int kWaitClassificationVersion = 1;
+constexpr int kWaitClassificationVersion = 2;
 
 // Stored in the rings and the history file: values are fixed, append new ones only.
 enum class WaitCategory : uint8_t { Cpu = 0, Storage = 1, Lock = 2, Other = 3, Idle = 4 };
@@ -84,6 +94,9 @@ struct WaitClass {
     WaitCategory category;
     StorageKind kind;
 };
+
+// A wait's part in WAL flushing, for the WAL flush lock rule above.
+enum class WalRole : uint8_t { None = 0, FlushIo = 1, FlushLock = 2 };
 
 struct WaitRule {
     const char *type;   // wait_event_type
@@ -98,6 +111,8 @@ WaitClass classify_wait_class(std::string_view type, std::string_view event) noe
 inline WaitCategory classify_wait(std::string_view type, std::string_view event) noexcept {
     return classify_wait_class(type, event).category;
 }
+
+WalRole wal_role(std::string_view type, std::string_view event) noexcept;
 
 const char *wait_category_name(WaitCategory category) noexcept;  // "cpu","storage",...,"idle"
 const char *storage_kind_name(StorageKind kind) noexcept;        // "none","read",...,"other"

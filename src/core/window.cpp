@@ -304,8 +304,10 @@ WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
                         timed_syncs += sync_acc.add(c, rollup, r.wal_syncs, r.wal_sync_time_us);
                         note_timing(s.track_io_timing, r.ticks_io_timing, r.ticks);
                         note_timing(s.track_wal_io_timing, r.ticks_wal_timing, r.ticks);
+                        // Storage as the tick counted it (LWLock:WALWrite may be lock).
                         for (const ArenaEntry &e : c.entries)
-                            if (e.kind == EntryKind::WaitGroup && is_foreground(e.wait))
+                            if (e.kind == EntryKind::WaitGroup && is_foreground(e.wait) &&
+                                e.wait.category == uint8_t(WaitCategory::Storage))
                                 foreground_waits.add(e.wait.wait_event_info, e.wait.samples);
                     });
     s.backend_samples = counts.active;
@@ -324,18 +326,25 @@ WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
 }
 
 std::vector<EventRow> wait_event_profile(const RecordSource &w, const WaitNameTable &names) {
-    std::map<std::pair<uint32_t, BackendKind>, uint64_t> samples;
+    // Keyed by the category the tick counted too: LWLock:WALWrite can be a storage row and a
+    // lock row (wait_class.hpp, WAL flush lock).
+    std::map<std::tuple<uint32_t, BackendKind, WaitCategory>, uint64_t> samples;
     uint64_t total = 0;
     for_each_entry(w, EntryKind::WaitGroup, [&](const ArenaEntry &e) {
         const WaitNameTable::Entry &name = names.find(e.wait.wait_event_info);
         if (!is_active_sample(e.wait, name.wait_class.category))
             return;
-        samples[{e.wait.wait_event_info, e.wait.backend}] += e.wait.samples;
+        const WaitCategory counted = name.wait_class.category == WaitCategory::Storage &&
+                                             e.wait.category == uint8_t(WaitCategory::Lock)
+                                         ? WaitCategory::Lock
+                                         : name.wait_class.category;
+        samples[{e.wait.wait_event_info, e.wait.backend, counted}] += e.wait.samples;
         total += e.wait.samples;
     });
     std::vector<EventRow> rows;
     for (const auto &[key, n] : samples)
-        rows.push_back({&names.find(key.first), key.second, n, 100.0 * double(n) / double(total)});
+        rows.push_back({&names.find(std::get<0>(key)), std::get<1>(key), std::get<2>(key), n,
+                        100.0 * double(n) / double(total)});
     // Stable: ties keep the map's order, so they come out by wait_event_info.
     std::stable_sort(rows.begin(), rows.end(), [](const EventRow &a, const EventRow &b) {
         return std::tie(b.samples, a.backend) < std::tie(a.samples, b.backend);

@@ -115,6 +115,7 @@ double covered_seconds(const RecordSource &records);
 struct EventRow {
     const WaitNameTable::Entry *name;
     BackendKind backend;
+    WaitCategory category;  // as counted: the name's, except LWLock:WALWrite counted as lock
     uint64_t samples;
     double share_pct;  // of all active samples in the window
 };

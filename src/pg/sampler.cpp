@@ -34,16 +34,22 @@ struct PidHash {
     size_t operator()(int k) const noexcept { return mix64(static_cast<uint64_t>(k)); }
 };
 
+// A wait event's classification, cached per wait_event_info.
+struct WaitFacts {
+    WaitCategory category;
+    WalRole wal_role;
+};
+
 struct SamplerState {
     explicit SamplerState(size_t max_procs)
         : tick(max_procs),
           rollup(4 * max_procs + 256, 4 * max_procs + 256),
-          wait_categories(4096),
+          wait_facts(4096),
           status_slot_by_pid(max_procs + 1) {}
     TickBuilder tick;
     IoDeltaTracker io;
     RollupBuilder rollup;
-    FixedMap<uint32_t, WaitCategory, WaitInfoHash> wait_categories;
+    FixedMap<uint32_t, WaitFacts, WaitInfoHash> wait_facts;
     FixedMap<int, int, PidHash> status_slot_by_pid;  // 16 only
     std::vector<IoCellSource> io_cells;
     int64_t previous_tick_us = 0;
@@ -62,30 +68,32 @@ int64_t monotonic_us() {
 
 // ---- wait events ---------------------------------------------------------------------------
 
-WaitCategory classify_uncached(uint32 wait_event_info) {
+WaitFacts classify_uncached(uint32 wait_event_info) {
     if (wait_event_info == 0)
-        return WaitCategory::Cpu;
+        return {WaitCategory::Cpu, WalRole::None};
     const uint32 wait_class = wait_event_info & 0xFF000000;
     // Custom wait event names of 17+ take a lock and can raise an error: never look them up
     // in the tick.
     if (wait_class == PG_WAIT_EXTENSION)
-        return WaitCategory::Other;
+        return {WaitCategory::Other, WalRole::None};
 #ifdef PG_WAIT_INJECTIONPOINT
     if (wait_class == PG_WAIT_INJECTIONPOINT)
-        return WaitCategory::Other;
+        return {WaitCategory::Other, WalRole::None};
 #endif
     const char *type = pgstat_get_wait_event_type(wait_event_info);
     const char *event = pgstat_get_wait_event(wait_event_info);
-    return classify_wait(type ? type : "", event ? event : "");
+    type = type ? type : "";
+    event = event ? event : "";
+    return {classify_wait(type, event), wal_role(type, event)};
 }
 
-WaitCategory classify(uint32 wait_event_info) {
-    if (const WaitCategory *known = state->wait_categories.find(wait_event_info))
+WaitFacts classify(uint32 wait_event_info) {
+    if (const WaitFacts *known = state->wait_facts.find(wait_event_info))
         return *known;
-    const WaitCategory category = classify_uncached(wait_event_info);
-    if (WaitCategory *slot = state->wait_categories.find_or_insert(wait_event_info))
-        *slot = category;
-    return category;
+    const WaitFacts facts = classify_uncached(wait_event_info);
+    if (WaitFacts *slot = state->wait_facts.find_or_insert(wait_event_info))
+        *slot = facts;
+    return facts;
 }
 
 // ---- process samples -----------------------------------------------------------------------
@@ -151,8 +159,9 @@ void sample_process(uint32 index) {
     PGPROC *leader = proc->lockGroupLeader;
     if (kind == BackendKind::BackgroundWorker && leader != nullptr && leader != proc)
         kind = BackendKind::ParallelWorker;
-    state->tick.add_sample({kind, compat::backend_state(status.state), classify(wait_event_info),
-                            wait_event_info, status.database, status.query_id});
+    const WaitFacts facts = classify(wait_event_info);
+    state->tick.add_sample({kind, compat::backend_state(status.state), facts.category,
+                            wait_event_info, status.database, status.query_id, facts.wal_role});
 }
 
 void sample_processes() {

@@ -212,8 +212,8 @@ Datum storage_wait_events(PG_FUNCTION_ARGS) {
         row.add_text(backend_kind_name(e.backend));
         row.add_int64(int64(e.samples));
         row.add_float(round_to(e.share_pct, 2));
-        row.add_bool(e.name->wait_class.category == WaitCategory::Storage);
-        row.add_text(wait_category_name(e.name->wait_class.category));
+        row.add_bool(e.category == WaitCategory::Storage);
+        row.add_text(wait_category_name(e.category));
         put_row(fcinfo, row);
     }
     return (Datum)0;

@@ -2,6 +2,7 @@
 
 #include "core/latency_stats.hpp"
 #include "core/rollup.hpp"
+#include "core/wait_class.hpp"
 
 namespace pgsw {
 namespace {
@@ -72,6 +73,25 @@ TEST(Rollup, SumsTicksOfOneMinute) {
     EXPECT_EQ(samples_100, 6u);
     EXPECT_DOUBLE_EQ(bin_weight, 30.0);
     EXPECT_TRUE(rollup.empty());
+}
+
+TEST(Rollup, KeepsOneWaitCountedAsStorageAndAsLockApart) {
+    // LWLock:WALWrite counts as storage in ticks with WAL I/O in progress, as lock in others.
+    RollupBuilder rollup(16, 16);
+    const int64_t minute = 10 * kRollupBucketUs;
+    ArenaEntry as_storage = wait_entry(300, 4), as_lock = wait_entry(300, 1);
+    as_lock.wait.category = uint8_t(WaitCategory::Lock);
+    rollup.add(tick_at(minute + 1000000, 0, 0), &as_storage, 1);
+    rollup.add(tick_at(minute + 2000000, 0, 0), &as_lock, 1);
+    rollup.add(tick_at(minute + 3000000, 0, 0), &as_storage, 1);
+    rollup.finish();
+    uint32_t storage = 0, lock = 0;
+    for (const ArenaEntry &e : rollup.entries())
+        if (e.kind == EntryKind::WaitGroup)
+            (e.wait.category == uint8_t(WaitCategory::Lock) ? lock : storage) += e.wait.samples;
+    EXPECT_EQ(rollup.record().n_wait_groups, 2u);
+    EXPECT_EQ(storage, 8u);
+    EXPECT_EQ(lock, 1u);
 }
 
 TEST(Rollup, UntimedTicksAddNoLatencyBins) {

@@ -63,6 +63,71 @@ TEST(TickBuilder, MoreDistinctGroupsThanCapacityAreCountedAndFlagged) {
     EXPECT_TRUE(tick.record().flags & kFlagEntriesTruncated);
 }
 
+// LWLock:WALWrite waiters count as storage only in a tick that saw some process in WAL I/O.
+constexpr uint32_t kWalWriteLock = 0x01000000 | 8;  // any stable raw values
+constexpr uint32_t kWalSync = 0x0A000000 | 77;
+
+ProcSample flush_lock_waiter(int64_t query_id) {
+    ProcSample s = active_client(WaitCategory::Storage, kWalWriteLock, query_id);
+    s.wal_role = WalRole::FlushLock;
+    return s;
+}
+
+uint8_t category_of(const TickBuilder &tick, uint32_t wait_event_info) {
+    for (const ArenaEntry &e : tick.entries())
+        if (e.kind == EntryKind::WaitGroup && e.wait.wait_event_info == wait_event_info)
+            return e.wait.category;
+    return 255;
+}
+
+TEST(TickBuilderWalFlushLock, StorageWhileSomeoneIsInWalIo) {
+    TickBuilder tick(16);
+    tick.begin(0, 1, 0);
+    for (int i = 0; i < 3; ++i)
+        tick.add_sample(flush_lock_waiter(9));
+    ProcSample syncer = active_client(WaitCategory::Storage, kWalSync, 9);
+    syncer.wal_role = WalRole::FlushIo;
+    tick.add_sample(syncer);
+    tick.finish(1);
+    EXPECT_EQ(tick.record().fg_active, 4u);
+    EXPECT_EQ(tick.record().fg_storage, 4u);
+    EXPECT_EQ(tick.record().fg_lock, 0u);
+    EXPECT_EQ(category_of(tick, kWalWriteLock), uint8_t(WaitCategory::Storage));
+    for (const ArenaEntry &e : tick.entries()) {
+        if (e.kind == EntryKind::QueryGroup) {
+            EXPECT_EQ(e.query.storage_samples, 4u);
+        }
+    }
+}
+
+TEST(TickBuilderWalFlushLock, LockWhenNoProcessIsInWalIo) {
+    TickBuilder tick(16);
+    tick.begin(0, 1, 0);
+    for (int i = 0; i < 3; ++i)
+        tick.add_sample(flush_lock_waiter(9));
+    tick.add_sample(active_client(WaitCategory::Storage, kDataFileRead, 9));  // not WAL I/O
+    tick.finish(1);
+    EXPECT_EQ(tick.record().fg_active, 4u);
+    EXPECT_EQ(tick.record().fg_storage, 1u);
+    EXPECT_EQ(tick.record().fg_lock, 3u);
+    EXPECT_EQ(category_of(tick, kWalWriteLock), uint8_t(WaitCategory::Lock));
+    for (const ArenaEntry &e : tick.entries()) {
+        if (e.kind == EntryKind::QueryGroup) {
+            EXPECT_EQ(e.query.storage_samples, 1u);
+        }
+    }
+    // The next tick starts undecided again.
+    tick.begin(1, 2, 0);
+    ProcSample walwriter{
+        BackendKind::Walwriter, BackendStateCode::None, WaitCategory::Storage, kWalSync, 0, 0,
+        WalRole::FlushIo};
+    tick.add_sample(walwriter);  // the WAL writer's flush counts too, though it is background
+    tick.add_sample(flush_lock_waiter(9));
+    tick.finish(1);
+    EXPECT_EQ(tick.record().fg_storage, 1u);
+    EXPECT_EQ(tick.record().fg_lock, 0u);
+}
+
 class IoDeltaTrackerTest : public ::testing::Test {
   protected:
     void set_cell(IoObjectCode object, IoContextCode context, IoOpCode op, IoCounters value) {

@@ -164,5 +164,17 @@ TEST(WaitClass, RuleTableIsConsistent) {
     }
 }
 
+TEST(WalRole, FlushLockAndFlushIo) {
+    EXPECT_EQ(wal_role("LWLock", "WALWrite"), WalRole::FlushLock);
+    EXPECT_EQ(wal_role("IO", "WalSync"), WalRole::FlushIo);
+    EXPECT_EQ(wal_role("IO", "WALSync"), WalRole::FlushIo);  // 16's spelling
+    EXPECT_EQ(wal_role("IO", "WalWrite"), WalRole::FlushIo);
+    EXPECT_EQ(wal_role("IO", "WalInitSync"), WalRole::FlushIo);
+    EXPECT_EQ(wal_role("IO", "DataFileRead"), WalRole::None);
+    EXPECT_EQ(wal_role("IO", "WalRead"), WalRole::None);  // kind other: reading, not flushing
+    EXPECT_EQ(wal_role("LWLock", "WALInsert"), WalRole::None);
+    EXPECT_EQ(wal_role("", ""), WalRole::None);
+}
+
 }  // namespace
 }  // namespace pgsw
