@@ -5,8 +5,10 @@
 #   scripts/test.sh [--only STAGE[,STAGE...]] [--keep]
 #
 #   unit   the pure C++ core's unit tests: CMake + ctest, -Werror, on the host
+#   inject the latency-injection library's self-test (test/inject/check_inject.sh)
 #   pg18   PostgreSQL 18.6 assert build: PGXS build with WERROR=1, install, `make installcheck`
-#          (pg_regress on a temporary instance, then the TAP tests)
+#          (pg_regress on a temporary instance, then the TAP tests, including the
+#          latency-injection accuracy tests; PGSW_ACCURACY_TESTS=0 leaves those out)
 #   pg17   the same against Debian 13's PostgreSQL 17 inside a chroot
 #   pg15   building against PostgreSQL 15 must be refused at once with a clear message
 #
@@ -43,7 +45,7 @@ PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PGSW_WORK=${PGSW_WORK:-/tmp/pg_storage_wait-test.$(id -un)}
 TEST_TIMEOUT=${PGSW_TEST_TIMEOUT:-1800}
 JOBS=${JOBS:-$(nproc)}
-ALL_STAGES=(unit pg18 pg17 pg15)
+ALL_STAGES=(unit inject pg18 pg17 pg15)
 # Every stage tests this one copy of the source tree, taken when the run starts: a tree that
 # is being edited meanwhile must not give each stage a different version.
 SNAPSHOT=$PGSW_WORK/snapshot
@@ -101,7 +103,8 @@ clean_env() { # clean_env HOME -> prints env(1) assignments, one per line
 	printf '%s\n' "HOME=$1" "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 		"LANG=C.UTF-8"
 	local v
-	for v in PG_TEST_EXTRA PG_TEST_TIMEOUT_DEFAULT PG_TEST_NOCLEAN; do
+	for v in PG_TEST_EXTRA PG_TEST_TIMEOUT_DEFAULT PG_TEST_NOCLEAN PGSW_ACCURACY_TESTS \
+		PGSW_ACCURACY_SECONDS; do
 		[ -z "${!v:-}" ] || printf '%s\n' "$v=${!v}"
 	done
 }
@@ -225,6 +228,10 @@ stage_unit() {
 	cmake --build "$build" -j"$JOBS"
 	# --no-tests=error: a build that registers no test must not pass as green.
 	ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$JOBS"
+}
+
+stage_inject() {
+	bash "$SNAPSHOT/test/inject/check_inject.sh"
 }
 
 stage_pg18() {
