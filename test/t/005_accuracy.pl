@@ -101,8 +101,14 @@ my $random_update = script('random_update.sql', <<'SQL');
 \set aid random(1, 100000 * :scale)
 UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;
 SQL
+# A hot counter row updated first in a transaction that then works for a moment: the other
+# sessions queue on the row lock (with the WAL on tmpfs, a bare single-row update commits too
+# fast for a queue to form).
 my $hot_row_update = script('hot_row_update.sql', <<'SQL');
+BEGIN;
 UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1;
+SELECT count(*) FROM generate_series(1, 20000);
+END;
 SQL
 # Sums over 1,000 cached rows: enough work per query that sessions are active (not waiting for
 # their client) most of the time, so 1-second ticks collect well over the 10-sample minimum.
@@ -128,11 +134,11 @@ sub pg_stat_io_reads
 # Run a workload and return the summary row of exactly its ticks, plus pg_stat_io's own view.
 sub measure
 {
-	my ($label, $script, @extra) = @_;
+	my ($label, $script, %opt) = @_;
 	my $since = quiet_tick();
 	my $io_before = pg_stat_io_reads();
 	my $d0 = delivered();
-	my $out = $node->pgbench_output($script, @extra);
+	my $out = $node->pgbench_output($script, $opt{seconds} // $run_seconds);
 	my $until = quiet_tick();
 	my $io_after = pg_stat_io_reads();
 	my $d1 = delivered();
@@ -167,10 +173,10 @@ sub measure
 package PostgreSQL::Test::Cluster;
 sub pgbench_output
 {
-	my ($self, $script, @extra) = @_;
+	my ($self, $script, $seconds) = @_;
 	my ($stdout, $stderr);
 	my $ok = IPC::Run::run(
-		[ 'pgbench', '-n', '-c', '16', '-j', '2', '-T', $run_seconds, '-f', $script, @extra,
+		[ 'pgbench', '-n', '-c', '16', '-j', '2', '-T', $seconds, '-f', $script,
 		  $self->connstr('postgres') ], '>', \$stdout, '2>', \$stderr);
 	die "pgbench failed: $stderr" unless $ok;
 	return $stdout;
@@ -228,7 +234,19 @@ for my $i (0 .. $#levels)
 cmp_ok($injected[1]{read_latency_p50_ms}, '>', $injected[0]{read_latency_p50_ms},
 	'more injected read latency reads as more latency');
 
+# Verdicts need samples, latency percentiles need I/Os per tick: the verdict cases below sample
+# every 100 ms (the sampler follows a reload), the latency cases every second.
+sub set_interval
+{
+	my ($interval) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET pg_storage_wait.sample_interval = '$interval'");
+	$node->reload;
+	poll_until($node, qq{SELECT sample_interval_ms = extract(epoch FROM interval '$interval') * 1000
+		FROM storage_wait_status()}) or die "the sampler did not take interval $interval";
+}
+
 # --- CPU-bound: read-only, in memory, asynchronous commit, no injection -------------------------
+set_interval('100ms');
 $node->safe_psql('postgres', 'SELECT count(*) FROM pgbench_accounts WHERE aid <= 2000');
 my $cpu;
 {
@@ -242,6 +260,7 @@ cmp_ok($cpu->{storage_bound_score}, '<=', 20, 'in-memory read-only workload: sco
 # --- lock-bound: every client updates the same row, no injection ---------------------------------
 my $lock = measure('hot-row updates', $hot_row_update);
 is($lock->{verdict}, 'lock-bound', 'hot-row updates: lock-bound');
+set_interval('1s');
 
 # --- a step from 0 to 5 ms mid-run shows within two ticks ----------------------------------------
 {
@@ -265,7 +284,8 @@ is($lock->{verdict}, 'lock-bound', 'hot-row updates: lock-bound');
 
 # --- a mixed distribution: the per-tick method sees the mean move, not the per-I/O tail --------
 inject("read 95%:0,5%:20000\n");
-my $mixed = measure('read 95%:0 5%:20ms', $random_update);
+# 20 ticks: enough for p50, p95 and p99 to be different ticks' means.
+my $mixed = measure('read 95%:0 5%:20ms', $random_update, seconds => 20);
 inject('');
 # Each tick's mean read latency is baseline + 0.05 x 20 ms = +1 ms on average (+ the delivered
 # excess of the slow sleeps), with a spread between ticks of 20 ms x sqrt(0.05 x 0.95 / n) for
