@@ -17,6 +17,8 @@
 #   memory      shared_memory_bytes at defaults and at max_connections 5000; the worker's
 #               VmRSS/RssAnon sampled over N ticks at 10 ms (100,000; --quick 6,000)
 #   micro       Google Benchmark microbenchmarks of the core (bench/micro/bench_core.cpp)
+#   cpu         the sampling process's own CPU time per sample, pg_storage_wait vs pg_wait_sampling
+#               (PG 17 chroot, 10 ms, 8-client select-only load; /proc/<pid>/stat)
 #   all         everything above (default)
 #
 #   --quick     fewer/shorter runs (3 rounds x 8 s, fewer calls, 6,000 memory ticks)
@@ -51,7 +53,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | tick-cost | query-cost | memory | micro | all) SUBS+=("$a") ;;
+	throughput | sched | peer | tick-cost | query-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -519,9 +521,51 @@ bench_micro() {
 		--benchmark_out="$out/bench.json" --benchmark_out_format=json | tee "$out/bench.txt"
 }
 
+# CPU time of the sampling process itself, per sample, read from /proc/<pid>/stat (utime +
+# stime) over SECS seconds of a select-only load: the direct cost that pgbench's noise hides.
+worker_cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+bench_cpu() {
+	banner "sampler CPU per sample: pg_storage_wait vs pg_wait_sampling (PG 17 chroot, 10 ms)"
+	setup_pg17
+	set_mode 17
+	init_cluster
+	local out=$RESULTS/cpu c r pid t0 t1 w0 w1 hz
+	hz=$(getconf CLK_TCK)
+	mkdir -p "$out"
+	printf 'round\tconfig\tseconds\tcpu_s\tsamples\tus_per_sample\tpct_of_one_core\n' >"$out/runs.tsv"
+	for r in $(seq 1 "$ROUNDS"); do
+		for c in pgsw_10ms pgws_10ms; do
+			start_server "$(conf_for "$c")"
+			warm_up "$c"
+			if [ "$c" = pgsw_10ms ]; then
+				pid=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
+			else
+				pid=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
+			fi
+			[ -n "$pid" ] || die "no sampler process for $c"
+			as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.$r.log" 2>&1 &
+			BG_PIDS=$!
+			sleep 5
+			t0=$(worker_cpu_ticks "$pid") w0=$(date +%s.%N)
+			sleep "$SECS"
+			t1=$(worker_cpu_ticks "$pid") w1=$(date +%s.%N)
+			wait "$BG_PIDS" || true
+			BG_PIDS=
+			stop_server
+			awk -v r="$r" -v c="$c" -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" 'BEGIN {
+				s = w1 - w0; cpu = t / hz; n = s / 0.010
+				printf "%s\t%s\t%.1f\t%.2f\t%d\t%.1f\t%.3f\n", r, c, s, cpu, n, cpu / n * 1e6, 100 * cpu / s
+			}' | tee -a "$out/runs.tsv"
+		done
+	done
+	for c in pgsw_10ms pgws_10ms; do
+		printf '%s\tus_per_sample\t%s\n' "$c" "$(awk -v c="$c" '$2 == c {print $6}' "$out/runs.tsv" | stats)"
+	done | tee "$out/summary.txt"
+}
+
 for s in "${SUBS[@]}"; do
 	case "$s" in
-	all) bench_micro; bench_query_cost; bench_tick_cost; bench_memory; bench_throughput; bench_peer ;;
+	all) bench_micro; bench_query_cost; bench_tick_cost; bench_memory; bench_throughput; bench_peer; bench_cpu ;;
 	throughput) bench_throughput ;;
 	sched) bench_sched ;;
 	peer) bench_peer ;;
@@ -529,6 +573,7 @@ for s in "${SUBS[@]}"; do
 	query-cost) bench_query_cost ;;
 	memory) bench_memory ;;
 	micro) bench_micro ;;
+	cpu) bench_cpu ;;
 	esac
 done
 say "results in $RESULTS"

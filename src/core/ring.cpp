@@ -171,6 +171,9 @@ ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const
 uint64_t Ring::first_after(int64_t since_us) const noexcept {
     const uint64_t first = first_readable();
     IntervalRecord r;
+    // Everything is newer (a whole-ring read): no need to walk back through every record.
+    if (read_record(first, r) == ReadStatus::Ok && r.end_us > since_us)
+        return first;
     for (uint64_t no = end(); no-- > first;)
         if (read_record(no, r) == ReadStatus::Ok && r.end_us <= since_us)
             return no + 1;

@@ -278,51 +278,67 @@ double covered_seconds(const RecordSource &w) {
     return seconds;
 }
 
-WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
-    WindowSummary s;
-    SampleCounts counts;
-    uint64_t reads = 0, wal_syncs = 0;
-    double timed_reads = 0, timed_syncs = 0;
-    uint64_t timed_read_us = 0, timed_sync_us = 0;
-    double read_max_us = 0, sync_max_us = 0;
-    SeriesAccumulator read_acc(LatencySeries::Reads, kLatencyBinCount);
-    SeriesAccumulator sync_acc(LatencySeries::WalSyncs, kLatencyBinCount);
-    WaitTotals foreground_waits;
-    // One pass: the record totals, the latency series and the foreground wait samples.
-    for_each_record(w, kWaitGroupEntries | kLatencyBinEntries,
-                    [&](const RecordCopy &c, bool rollup) {
-                        const IntervalRecord &r = c.record;
-                        s.ticks += r.ticks;
-                        s.covered_seconds += record_seconds(r);
-                        counts.active += r.fg_active, counts.storage += r.fg_storage;
-                        counts.cpu += r.fg_cpu, counts.lock += r.fg_lock;
-                        reads += r.reads, wal_syncs += r.wal_syncs;
-                        timed_read_us += r.read_time_us, timed_sync_us += r.wal_sync_time_us;
-                        read_max_us = std::max(read_max_us, r.read_latency_max_us);
-                        sync_max_us = std::max(sync_max_us, r.wal_sync_latency_max_us);
-                        timed_reads += read_acc.add(c, rollup, r.reads, r.read_time_us);
-                        timed_syncs += sync_acc.add(c, rollup, r.wal_syncs, r.wal_sync_time_us);
-                        note_timing(s.track_io_timing, r.ticks_io_timing, r.ticks);
-                        note_timing(s.track_wal_io_timing, r.ticks_wal_timing, r.ticks);
-                        // Storage as the tick counted it (LWLock:WALWrite may be lock).
-                        for (const ArenaEntry &e : c.entries)
-                            if (e.kind == EntryKind::WaitGroup && is_foreground(e.wait) &&
-                                e.wait.category == uint8_t(WaitCategory::Storage))
-                                foreground_waits.add(e.wait.wait_event_info, e.wait.samples);
-                    });
-    s.backend_samples = counts.active;
-    s.active_backends_avg = s.ticks ? double(counts.active) / double(s.ticks) : 0;
-    if (s.covered_seconds > 0) {
-        s.reads_per_s = double(reads) / s.covered_seconds;
-        s.wal_fsyncs_per_s = double(wal_syncs) / s.covered_seconds;
+namespace {
+
+// What summarize() sums over a window, one record at a time.
+class SummaryPass {
+  public:
+    void add(const RecordCopy &c, bool rollup) {
+        const IntervalRecord &r = c.record;
+        s_.ticks += r.ticks;
+        s_.covered_seconds += record_seconds(r);
+        counts_.active += r.fg_active, counts_.storage += r.fg_storage;
+        counts_.cpu += r.fg_cpu, counts_.lock += r.fg_lock;
+        reads_ += r.reads, wal_syncs_ += r.wal_syncs;
+        timed_read_us_ += r.read_time_us, timed_sync_us_ += r.wal_sync_time_us;
+        read_max_us_ = std::max(read_max_us_, r.read_latency_max_us);
+        sync_max_us_ = std::max(sync_max_us_, r.wal_sync_latency_max_us);
+        timed_reads_ += read_acc_.add(c, rollup, r.reads, r.read_time_us);
+        timed_syncs_ += sync_acc_.add(c, rollup, r.wal_syncs, r.wal_sync_time_us);
+        note_timing(s_.track_io_timing, r.ticks_io_timing, r.ticks);
+        note_timing(s_.track_wal_io_timing, r.ticks_wal_timing, r.ticks);
+        // Storage as the tick counted it (LWLock:WALWrite may have counted as lock).
+        for (const ArenaEntry &e : c.entries)
+            if (e.kind == EntryKind::WaitGroup && is_foreground(e.wait) &&
+                e.wait.category == uint8_t(WaitCategory::Storage))
+                storage_waits_.add(e.wait.wait_event_info, e.wait.samples);
     }
-    s.reads = read_acc.summary();
-    s.wal_fsyncs = sync_acc.summary();
-    settle(s.reads, timed_reads, timed_read_us, read_max_us);
-    settle(s.wal_fsyncs, timed_syncs, timed_sync_us, sync_max_us);
-    s.top_storage_wait = top_storage_wait(foreground_waits, names);
-    s.diagnosis = diagnose(counts, latency_facts(s, foreground_waits, names));
-    return s;
+
+    WindowSummary finish(const WaitNameTable &names) {
+        s_.backend_samples = counts_.active;
+        s_.active_backends_avg = s_.ticks ? double(counts_.active) / double(s_.ticks) : 0;
+        if (s_.covered_seconds > 0) {
+            s_.reads_per_s = double(reads_) / s_.covered_seconds;
+            s_.wal_fsyncs_per_s = double(wal_syncs_) / s_.covered_seconds;
+        }
+        s_.reads = read_acc_.summary();
+        s_.wal_fsyncs = sync_acc_.summary();
+        settle(s_.reads, timed_reads_, timed_read_us_, read_max_us_);
+        settle(s_.wal_fsyncs, timed_syncs_, timed_sync_us_, sync_max_us_);
+        s_.top_storage_wait = top_storage_wait(storage_waits_, names);
+        s_.diagnosis = diagnose(counts_, latency_facts(s_, storage_waits_, names));
+        return s_;
+    }
+
+  private:
+    WindowSummary s_;
+    SampleCounts counts_;
+    uint64_t reads_ = 0, wal_syncs_ = 0;
+    double timed_reads_ = 0, timed_syncs_ = 0;
+    uint64_t timed_read_us_ = 0, timed_sync_us_ = 0;
+    double read_max_us_ = 0, sync_max_us_ = 0;
+    SeriesAccumulator read_acc_{LatencySeries::Reads, kLatencyBinCount};
+    SeriesAccumulator sync_acc_{LatencySeries::WalSyncs, kLatencyBinCount};
+    WaitTotals storage_waits_;  // foreground samples counted as storage, per wait event
+};
+
+}  // namespace
+
+WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
+    SummaryPass pass;
+    for_each_record(w, kWaitGroupEntries | kLatencyBinEntries,
+                    [&](const RecordCopy &c, bool rollup) { pass.add(c, rollup); });
+    return pass.finish(names);
 }
 
 std::vector<EventRow> wait_event_profile(const RecordSource &w, const WaitNameTable &names) {
