@@ -85,7 +85,8 @@ my $pg18 = $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000;
 
 # Scale 10: pgbench_accounts is ~130 MB, eight times shared_buffers, so most reads miss it and
 # go to the (injected) file system.
-$node->command_ok(['pgbench', '-i', '-s', '10', '-q', $node->connstr('postgres')], 'pgbench -i');
+my $scale = 10;
+$node->command_ok(['pgbench', '-i', '-s', $scale, '-q', $node->connstr('postgres')], 'pgbench -i');
 $node->safe_psql('postgres', 'VACUUM ANALYZE; CHECKPOINT');
 
 my $scripts = tempdir(CLEANUP => 1);
@@ -176,7 +177,9 @@ sub pgbench_output
 	my ($self, $script, $seconds) = @_;
 	my ($stdout, $stderr);
 	my $ok = IPC::Run::run(
-		[ 'pgbench', '-n', '-c', '16', '-j', '2', '-T', $seconds, '-f', $script,
+		# -s: a custom script's :scale is 1 unless given, which would pick aids from the first
+		# 100,000 rows only (13 MB: all in shared_buffers).
+		[ 'pgbench', '-n', '-s', $scale, '-c', '16', '-j', '2', '-T', $seconds, '-f', $script,
 		  $self->connstr('postgres') ], '>', \$stdout, '2>', \$stderr);
 	die "pgbench failed: $stderr" unless $ok;
 	return $stdout;
@@ -266,11 +269,18 @@ set_interval('1s');
 {
 	my $since = quiet_tick();
 	my $bench = IPC::Run::start(
-		[ 'pgbench', '-n', '-c', '16', '-j', '2', '-T', '10', '-f', $random_update,
+		[ 'pgbench', '-n', '-s', $scale, '-c', '16', '-j', '2', '-T', '10', '-f', $random_update,
 		  $node->connstr('postgres') ], '>', \my $out, '2>', \my $err);
 	sleep 5;
-	my $step_at = $node->safe_psql('postgres', 'SELECT now()');
+	# The step's time: when the library has begun delaying reads (it looks at its file at most
+	# every 100 ms), not when the file was written.
+	my $before_step = delivered();
 	inject("read 5000\n");
+	for (my $waited = 0; $waited < 500 && delivered()->{read_ns} - $before_step->{read_ns} < 5e6; $waited++)
+	{
+		usleep(20_000);
+	}
+	my $step_at = $node->safe_psql('postgres', 'SELECT now()');
 	$bench->finish;
 	inject('');
 	my $first = $node->safe_psql('postgres', qq{
@@ -286,6 +296,10 @@ set_interval('1s');
 inject("read 95%:0,5%:20000\n");
 # 20 ticks: enough for p50, p95 and p99 to be different ticks' means.
 my $mixed = measure('read 95%:0 5%:20ms', $random_update, seconds => 20);
+diag('mixed: reads:mean ms per tick: ' . $node->safe_psql('postgres', qq{
+	SELECT string_agg(reads || ':' || coalesce(round(read_time_ms::numeric / nullif(reads, 0), 2)::text, '-'), ' '
+	  ORDER BY sample_time)
+	FROM storage_wait_ticks('$mixed->{since}') WHERE sample_time <= '$mixed->{until}'}));
 inject('');
 # Each tick's mean read latency is baseline + 0.05 x 20 ms = +1 ms on average (+ the delivered
 # excess of the slow sleeps), with a spread between ticks of 20 ms x sqrt(0.05 x 0.95 / n) for
