@@ -49,7 +49,8 @@ CREATE FUNCTION storage_wait_ticks(
     OUT track_io_timing boolean,
     OUT track_wal_io_timing boolean,
     OUT in_recovery boolean,
-    OUT wal_source text)
+    OUT wal_source text,
+    OUT counters_read boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'storage_wait_ticks'
 LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;

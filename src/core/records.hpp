@@ -24,6 +24,9 @@ enum RecordFlag : uint32_t {
     kFlagWalFromPgStatIo = 1u << 6,   // WAL figures from pg_stat_io's WAL rows (18+)
     kFlagEntriesTruncated = 1u << 7,  // more groups than the tick could hold; counted in totals
     kFlagOverrun = 1u << 8,           // this tick started after one or more missed deadlines
+    // pg_stat_io / WAL counters were not read at this tick (pg_storage_wait.io_read_interval):
+    // its I/O is in the deltas of the next tick that reads them. Ticks only.
+    kFlagCountersNotRead = 1u << 9,
 };
 
 // In a roll-up record, flags are OR-ed over its ticks, except that the timing flags are AND-ed

@@ -40,7 +40,7 @@ void RollupBuilder::add(const IntervalRecord &tick, const ArenaEntry *entries, s
 void RollupBuilder::add_record_totals(const IntervalRecord &t) noexcept {
     IntervalRecord &r = record_;
     r.end_us = t.end_us;
-    r.flags |= t.flags & ~kFlagBaseline;
+    r.flags |= t.flags & ~(kFlagBaseline | kFlagCountersNotRead);
     r.ticks += t.ticks;
     r.ticks_io_timing += t.ticks_io_timing;
     r.ticks_wal_timing += t.ticks_wal_timing;
@@ -123,7 +123,7 @@ void RollupBuilder::add_latency_point(LatencySeries series, uint64_t count,
     sum->bin.weight += static_cast<double>(count);
 }
 
-void RollupBuilder::finish() noexcept {
+void RollupBuilder::snapshot() noexcept {
     out_record_ = record_;
     entries_.clear();
     auto append = [this](const auto &, const ArenaEntry &e) { entries_.push_back(e); };
@@ -135,6 +135,10 @@ void RollupBuilder::finish() noexcept {
     out_record_.n_query_groups = static_cast<uint32_t>(queries_.size());
     out_record_.n_io_deltas = static_cast<uint32_t>(io_.size());
     out_record_.n_latency_bins = static_cast<uint32_t>(bins_.size());
+}
+
+void RollupBuilder::finish() noexcept {
+    snapshot();
     record_ = IntervalRecord{};
     waits_.clear();
     queries_.clear();

@@ -31,7 +31,10 @@ class RollupBuilder {
     // True when `tick` falls in another minute than the ticks already summed.
     bool starts_new_bucket(const IntervalRecord &tick) const noexcept;
     void add(const IntervalRecord &tick, const ArenaEntry *entries, size_t n) noexcept;
-    // Build the record and its entries (waits, queries, I/O, bins), then start empty.
+    // Build the record and its entries (waits, queries, I/O, bins) from the ticks so far and
+    // keep summing (the partial roll-up readers use for the current minute).
+    void snapshot() noexcept;
+    // snapshot(), then start empty.
     void finish() noexcept;
     const IntervalRecord &record() const noexcept { return out_record_; }
     const std::vector<ArenaEntry> &entries() const noexcept { return entries_; }

@@ -2,8 +2,13 @@
 #pragma once
 // The layout of pg_storage_wait's one shared-memory block, sized once at server start:
 //
-//   [SamplerStatus][tick ring: header, records, arena][roll-up ring: header, records, arena]
+//   [SamplerStatus][tick ring][roll-up ring][partial roll-up ring]   (each: header, records,
+//                                                                     arena)
 //
+// The partial roll-up ring holds the minute being summed as the sampler saw it at its last
+// whole second (window.hpp: a reader then needs at most one second of ticks after the last
+// finished minute, whatever the sample interval). It keeps a few records so a reader copying
+// the newest is not overtaken.
 // SamplerStatus is written only by the sampler worker (and by the postmaster before any worker
 // runs); each field is a naturally aligned 64-bit integer read and written with relaxed atomics,
 // so readers get a value that was current at some moment, never a torn one. Fields are not
@@ -16,7 +21,7 @@
 
 namespace pgsw {
 
-constexpr uint64_t kSharedMagic = 0x7067737700000001ULL;  // "pgsw" + layout version 1
+constexpr uint64_t kSharedMagic = 0x7067737700000002ULL;  // "pgsw" + layout version 2
 
 struct SamplerStatus {
     uint64_t magic;
@@ -45,16 +50,24 @@ inline void status_store(T &field, T value) noexcept {
     __atomic_store_n(&field, value, __ATOMIC_RELAXED);
 }
 
+// The partial roll-up ring: 4 slots (3 readable), each partial up to half the arena (Ring's
+// rule); a larger partial is cut, flagged, and not used by readers (they read ticks instead).
+constexpr uint64_t kPartialRecords = 4;
+constexpr uint64_t kPartialEntries = 16384;  // 512 kB
+
 struct SharedCapacities {
     uint64_t tick_records;
     uint64_t tick_entries;
     uint64_t rollup_records;
     uint64_t rollup_entries;
+    uint64_t partial_records = kPartialRecords;
+    uint64_t partial_entries = kPartialEntries;
 };
 
 struct SharedLayout {
     size_t ticks_offset;
     size_t rollups_offset;
+    size_t partials_offset;
     size_t total_bytes;
 
     static SharedLayout compute(const SharedCapacities &c) noexcept {
@@ -62,8 +75,10 @@ struct SharedLayout {
         layout.ticks_offset = (sizeof(SamplerStatus) + 63) & ~size_t{63};
         layout.rollups_offset =
             layout.ticks_offset + Ring::bytes_needed(c.tick_records, c.tick_entries);
-        layout.total_bytes =
+        layout.partials_offset =
             layout.rollups_offset + Ring::bytes_needed(c.rollup_records, c.rollup_entries);
+        layout.total_bytes =
+            layout.partials_offset + Ring::bytes_needed(c.partial_records, c.partial_entries);
         return layout;
     }
 };
@@ -73,6 +88,7 @@ struct SharedView {
     SamplerStatus *status = nullptr;
     Ring ticks;
     Ring rollups;
+    Ring partials;  // the current minute's roll-up so far, republished every second
 
     static SharedView create(void *base, const SharedCapacities &c) noexcept;
     static SharedView attach(void *base, const SharedCapacities &c) noexcept;
@@ -86,6 +102,7 @@ inline SharedView SharedView::create(void *base, const SharedCapacities &c) noex
     status->magic = kSharedMagic;
     Ring::create(bytes + layout.ticks_offset, c.tick_records, c.tick_entries);
     Ring::create(bytes + layout.rollups_offset, c.rollup_records, c.rollup_entries);
+    Ring::create(bytes + layout.partials_offset, c.partial_records, c.partial_entries);
     return attach(base, c);
 }
 
@@ -93,7 +110,8 @@ inline SharedView SharedView::attach(void *base, const SharedCapacities &c) noex
     const SharedLayout layout = SharedLayout::compute(c);
     auto *bytes = static_cast<char *>(base);
     return SharedView{static_cast<SamplerStatus *>(base), Ring::attach(bytes + layout.ticks_offset),
-                      Ring::attach(bytes + layout.rollups_offset)};
+                      Ring::attach(bytes + layout.rollups_offset),
+                      Ring::attach(bytes + layout.partials_offset)};
 }
 
 }  // namespace pgsw

@@ -214,8 +214,27 @@ void WindowRecords::for_each(uint32_t, const Visitor &visit) const {
         visit(c, false);
 }
 
-RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) noexcept
+namespace {
+
+bool read_newest_partial(const PartialSource &source, RecordCopy &out) {
+    if (source.ring == nullptr || !source.ring->valid())
+        return false;
+    const Ring &ring = *source.ring;
+    const uint64_t end = ring.end();
+    if (end <= ring.first_readable() || ring.read(end - 1, out) != ReadStatus::Ok)
+        return false;
+    const IntervalRecord &r = out.record;
+    return r.ticks > 0 && !(r.flags & kFlagEntriesTruncated) && r.end_us > source.reset_us;
+}
+
+}  // namespace
+
+RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan,
+                       const PartialSource &partial)
     : ticks_(ticks), rollups_(rollups) {
+    // The partial is read before the roll-ups: if its minute is finished meanwhile, the roll-up
+    // ring then shows that minute, and the partial (starting before its end) is left out.
+    const bool partial_read = plan.use_rollups && read_newest_partial(partial, partial_);
     int64_t ticks_after = plan.start_us;
     if (plan.use_rollups) {
         first_rollup_ = rollups.first_after(plan.start_us);
@@ -227,8 +246,20 @@ RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan 
                 break;
             }
     }
-    first_tick_ = ticks.first_after(ticks_after);
     end_tick_ = ticks.end();
+    first_tick_ = std::min(ticks.first_after(ticks_after), end_tick_);
+    have_partial_ = partial_read && partial_.record.start_us >= ticks_after &&
+                    partial_.record.end_us > partial_.record.start_us;
+    if (have_partial_) {
+        // Ticks ending at or before the partial's start come before it; those ending inside it
+        // are in it.
+        partial_first_tick_ = std::clamp(ticks.first_after(partial_.record.start_us), first_tick_,
+                                         end_tick_);
+        after_partial_tick_ = std::clamp(ticks.first_after(partial_.record.end_us),
+                                         partial_first_tick_, end_tick_);
+    } else {
+        partial_ = RecordCopy{};
+    }
 }
 
 void RingWindow::for_each(uint32_t kinds, const Visitor &visit) const {
@@ -243,7 +274,13 @@ void RingWindow::for_each(uint32_t kinds, const Visitor &visit) const {
     };
     if (end_rollup_ > first_rollup_)
         visit_range(rollups_, first_rollup_, end_rollup_, true);
-    visit_range(ticks_, first_tick_, end_tick_, false);
+    if (!have_partial_) {
+        visit_range(ticks_, first_tick_, end_tick_, false);
+        return;
+    }
+    visit_range(ticks_, first_tick_, partial_first_tick_, false);
+    visit(partial_, true);
+    visit_range(ticks_, after_partial_tick_, end_tick_, false);
 }
 
 WindowRecords read_window(const Ring &ticks, const Ring &rollups, const WindowPlan &plan) {

@@ -8,6 +8,7 @@ namespace pgsw::pg {
 
 struct Settings {
     int sample_interval_ms;  // pg_storage_wait.sample_interval (reloadable)
+    int io_read_interval_ms;  // pg_storage_wait.io_read_interval (reloadable)
     int tick_records;        // pg_storage_wait.tick_records
     int rollup_records;      // pg_storage_wait.rollup_records
     int entries_per_tick;    // pg_storage_wait.entries_per_tick

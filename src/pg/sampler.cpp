@@ -8,6 +8,7 @@
 // no heavyweight lock and allocates nothing: every buffer is made in start_sampler(). The loop
 // keeps no C++ object with a destructor on its stack: the state is a heap object owned by this
 // process until it exits.
+#include <algorithm>
 #include <ctime>
 #include <memory>
 #include <vector>
@@ -53,6 +54,8 @@ struct SamplerState {
     FixedMap<int, int, PidHash> status_slot_by_pid;  // 16 only
     std::vector<IoCellSource> io_cells;
     int64_t previous_tick_us = 0;
+    int64_t partial_published_second = 0;
+    int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
     int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
 };
 
@@ -199,10 +202,24 @@ void fold_into_rollup(SharedView &shared, const IntervalRecord &tick, const Aren
         state->history_reset_seen_us = reset_us;
         if (!state->rollup.empty())
             state->rollup.finish();
+        // A partial published while the reset ran may hold older ticks.
+        shared.partials.hide_all();
     }
     if (state->rollup.starts_new_bucket(tick))
         publish_rollup(shared);
     state->rollup.add(tick, entries, n);
+}
+
+// Once per whole second of sample time, the minute summed so far: readers take it in place of
+// the minute's ticks (window.hpp), so no answer reads more than ~1 s of ticks at any interval.
+void publish_partial_rollup(SharedView &shared, int64_t tick_end_us) {
+    const int64_t second = tick_end_us / 1000000;
+    if (second == state->partial_published_second || state->rollup.empty())
+        return;
+    state->partial_published_second = second;
+    state->rollup.snapshot();
+    const auto &entries = state->rollup.entries();
+    shared.partials.append(state->rollup.record(), entries.data(), entries.size());
 }
 
 void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t missed) {
@@ -218,6 +235,14 @@ void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t m
         status_store(status.counter_resets, status_load(status.counter_resets) + 1);
 }
 
+// pg_storage_wait.io_read_interval in ticks: backends publish their pg_stat_io counters at
+// most once a second (PGSTAT_MIN_INTERVAL), so a 10 ms tick reading them all costs CPU for
+// nothing; a tick that skips them leaves its I/O to the next reading's deltas.
+int counters_read_every_ticks() {
+    const int interval = settings.sample_interval_ms;
+    return std::max(1, (settings.io_read_interval_ms + interval / 2) / interval);
+}
+
 void run_tick(SharedView &shared, uint64_t missed) {
     const int64_t started = monotonic_us();
     const TimestampTz now = GetCurrentTimestamp();
@@ -225,12 +250,19 @@ void run_tick(SharedView &shared, uint64_t missed) {
     const int64_t start_us = state->previous_tick_us ? state->previous_tick_us : now;
     tick.begin(start_us, now, server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
     sample_processes();
-    read_io_counters(state->io_cells, state->io);
-    tick.record().flags |= state->io.update(tick);
+    if (state->ticks_until_counters_read <= 0) {
+        read_io_counters(state->io_cells, state->io);
+        tick.record().flags |= state->io.update(tick);
+        state->ticks_until_counters_read = counters_read_every_ticks() - 1;
+    } else {
+        tick.record().flags |= kFlagCountersNotRead;
+        --state->ticks_until_counters_read;
+    }
     tick.finish(static_cast<uint32_t>(monotonic_us() - started));
     const auto &entries = tick.entries();
     shared.ticks.append(tick.record(), entries.data(), entries.size());
     fold_into_rollup(shared, tick.record(), entries.data(), entries.size());
+    publish_partial_rollup(shared, tick.record().end_us);
     state->previous_tick_us = now;
     update_status(*shared.status, tick.record(), missed);
 }
@@ -316,6 +348,7 @@ void pg_storage_wait_worker_main(Datum) {
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
+            state->ticks_until_counters_read = 0;
             if (int64_t{settings.sample_interval_ms} * 1000 != period_us) {
                 period_us = int64_t{settings.sample_interval_ms} * 1000;
                 deadline = monotonic_us() + period_us;

@@ -96,9 +96,14 @@ void resolve_wait_names(Window &w) {
     }
 }
 
+// Whether an answer may take the current minute's partial roll-up in place of its ticks: not
+// the time series (its rows show the ticks) nor the per-cell latency (one point per tick; the
+// headline series keep their per-tick variation in the roll-ups' histogram bins).
+enum class PartialUse { Allowed, TicksOnly };
+
 // Plan the window of `window_us` ending now and fix its records (they are read by each answer's
 // pass, one at a time). A window longer than the retention is clamped, with a NOTICE.
-Window load_window(int64 window_us) {
+Window load_window(int64 window_us, PartialUse partial_use = PartialUse::Allowed) {
     const SharedView &shared = require_shared();
     Window w;
     w.plan = plan_window(GetCurrentTimestamp(), window_us, retention_facts(shared));
@@ -108,8 +113,12 @@ Window load_window(int64 window_us) {
                         double(w.plan.end_us - w.plan.start_us) / kUsPerSecond),
                  errhint("pg_storage_wait.tick_records and pg_storage_wait.rollup_records set "
                          "the retention.")));
+    PartialSource partial;
+    if (partial_use == PartialUse::Allowed)
+        partial = {&shared.partials, status_load(shared.status->history_reset_us)};
     w.records = make_owned<RingWindow>(
-        [&] { return new RingWindow(shared.ticks, shared.rollups, w.plan); }, CurrentMemoryContext);
+        [&] { return new RingWindow(shared.ticks, shared.rollups, w.plan, partial); },
+        CurrentMemoryContext);
     w.names = nullptr;
     return w;
 }
@@ -223,7 +232,7 @@ Datum storage_io_latency(PG_FUNCTION_ARGS) {
     require_shared();
     const int64 window_us = interval_argument_us(fcinfo, 0, "window");
     InitMaterializedSRF(fcinfo, 0);
-    const Window w = load_window(window_us);
+    const Window w = load_window(window_us, PartialUse::TicksOnly);
     const double *seconds = compute<double>([&] { return covered_seconds(*w.records); });
     for (const IoLatencyRow &io :
          *compute<std::vector<IoLatencyRow>>([&] { return io_latency(*w.records); })) {
@@ -246,7 +255,7 @@ Datum storage_wait_history(PG_FUNCTION_ARGS) {
     const int64 window_us = interval_argument_us(fcinfo, 0, "window");
     const int64 resolution_us = PG_ARGISNULL(1) ? 0 : interval_argument_us(fcinfo, 1, "resolution");
     InitMaterializedSRF(fcinfo, 0);
-    const Window w = load_window(window_us);
+    const Window w = load_window(window_us, PartialUse::TicksOnly);
     for (const HistoryRow &h : *compute<std::vector<HistoryRow>>([&] {
              return history(*w.records, resolution_us == PG_INT64_MAX ? 0 : resolution_us);
          })) {

@@ -140,6 +140,7 @@ void add_tick_row(RowBuilder &row, const IntervalRecord &r) {
     row.add_bool(r.flags & kFlagTrackWalIoTiming);
     row.add_bool(r.flags & kFlagInRecovery);
     row.add_text(wal_source(r.flags));
+    row.add_bool(!(r.flags & kFlagCountersNotRead));
 }
 
 void add_sample_row(RowBuilder &row, const IntervalRecord &r, const WaitGroupEntry &w) {
@@ -233,6 +234,7 @@ Datum storage_wait_reset(PG_FUNCTION_ARGS) {
                         errhint("Only superusers can call storage_wait_reset().")));
     shared.ticks.hide_all();
     shared.rollups.hide_all();
+    shared.partials.hide_all();
     status_store(shared.status->history_reset_us, int64_t{GetCurrentTimestamp()});
     PG_RETURN_VOID();
 }

@@ -40,6 +40,26 @@ $rate = ($ticks1 - $ticks0) / ($t1 - $t0);
 cmp_ok($rate, '>', 7, "about ten ticks per second after reload (measured $rate/s)");
 cmp_ok($rate, '<', 12, "no burst after reload (measured $rate/s)");
 
+# --- io_read_interval: counters are read every third tick at 100 ms / 300 ms ----------------
+# The rest of the file runs with it, so the ground truth below also checks that skipped ticks
+# lose nothing (their I/O lands in the next reading's deltas).
+$node->append_conf('postgresql.conf', "pg_storage_wait.io_read_interval = '300ms'");
+$node->reload;
+ok(poll_until($node, "SELECT current_setting('pg_storage_wait.io_read_interval') = '300ms'", 10),
+	'reload changes io_read_interval');
+wait_for_ticks($node, 5);
+my $read_since = $node->safe_psql('postgres', 'SELECT now()');
+sleep 3;
+my ($reading, $skipping, $skipping_with_io) = split /\|/, $node->safe_psql('postgres', qq{
+	SELECT count(*) FILTER (WHERE counters_read), count(*) FILTER (WHERE NOT counters_read),
+	       count(*) FILTER (WHERE NOT counters_read
+	                          AND (reads > 0 OR wal_syncs > 0 OR wal_source IS NOT NULL))
+	FROM storage_wait_ticks('$read_since')});
+my $share = $reading / ($reading + $skipping);
+cmp_ok($share, '>', 0.25, "about every third tick reads the counters ($reading of " . ($reading + $skipping) . ')');
+cmp_ok($share, '<', 0.42, "two ticks in three skip them ($skipping skipped)");
+is($skipping_with_io, '0', 'a tick that skips the counters records no I/O');
+
 # --- ground truth: recorded deltas add up to pg_stat_io's own change ------------------------
 $node->command_ok(['pgbench', '-i', '-s', '5', '-q', $node->connstr('postgres')],
 	'pgbench init');
@@ -64,8 +84,7 @@ sub quiet_snapshot
 	{
 		sleep 2;    # backends flush pending stats within a second of going idle
 		my $before = $node->safe_psql('postgres', $io_cells) . "\n" . $node->safe_psql('postgres', $wal_sql);
-		my $tick = status_value($node, 'ticks');
-		wait_for_ticks($node, 2);
+		wait_for_ticks($node, 4);    # at least one of them reads the counters
 		my $after = $node->safe_psql('postgres', $io_cells) . "\n" . $node->safe_psql('postgres', $wal_sql);
 		return ($before, status_value($node, 'last_tick_at')) if $before eq $after;
 	}
@@ -110,6 +129,10 @@ for my $cell (sort keys %$cells1)
 		"$cell: recorded read time equals pg_stat_io's change ($time ms)");
 }
 cmp_ok($compared, '>=', 1, 'at least one read cell moved during pgbench');
+is($node->safe_psql('postgres', qq{
+	SELECT count(*) FROM storage_io_deltas('$since') d
+	JOIN storage_wait_ticks('$since') t USING (sample_time) WHERE NOT t.counters_read}), '0',
+	'I/O deltas only on ticks that read the counters');
 
 my ($syncs, $sync_ms) = split /\|/, $node->safe_psql('postgres', qq{
 	SELECT sum(wal_syncs), sum(wal_sync_time_ms) FROM storage_wait_ticks('$since')
