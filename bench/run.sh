@@ -10,6 +10,7 @@
 #   peer        the same in the PG 17 chroot with {none, pg_storage_wait 10 ms,
 #               pg_wait_sampling 10 ms}, plus the cost of reading each one's profile/history
 #               while a select-only load runs
+#   peer-read   only the read-cost part of peer
 #   tick-cost   worker's own tick cost (storage_wait_ticks().tick_cost_us) at max_connections
 #               100 / 1000 / 5000 with many idle and some active sessions
 #   query-cost  storage_wait_summary/history over 5 min, 1 h, 7 d of history restored from a
@@ -53,7 +54,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | tick-cost | query-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
+	throughput | sched | peer | peer-read | tick-cost | query-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -351,7 +352,22 @@ bench_peer() {
 	local out=$RESULTS/peer c q
 	throughput_rounds "$out" none pgsw_10ms pgws_10ms
 	summarize_rounds "$out"
-	# Read cost while a select-only load runs (14 clients, so the reader has a slot)
+	peer_read_cost "$out"
+}
+
+bench_peer_read() {
+	banner "peer read cost: pg_storage_wait vs pg_wait_sampling (PG 17 chroot, both at 10 ms)"
+	setup_pg17
+	set_mode 17
+	init_cluster
+	mkdir -p "$RESULTS/peer"
+	peer_read_cost "$RESULTS/peer"
+}
+
+# Read cost while a select-only load runs (14 clients, so the reader has a slot), after 60 s
+# of sampling at 10 ms.
+peer_read_cost() {
+	local out=$1 c q
 	: >"$out/read_cost.txt"
 	for c in pgsw_10ms pgws_10ms; do
 		start_server "$(conf_for "$c")"
@@ -569,6 +585,7 @@ for s in "${SUBS[@]}"; do
 	throughput) bench_throughput ;;
 	sched) bench_sched ;;
 	peer) bench_peer ;;
+	peer-read) bench_peer_read ;;
 	tick-cost) bench_tick_cost ;;
 	query-cost) bench_query_cost ;;
 	memory) bench_memory ;;
