@@ -68,6 +68,8 @@ class TickBuilder {
     IntervalRecord &record() noexcept { return record_; }
     const IntervalRecord &record() const noexcept { return record_; }
     const std::vector<ArenaEntry> &entries() const noexcept { return entries_; }
+    // The most entries one tick can have (every group and I/O cell).
+    size_t max_entries() const noexcept { return entries_.capacity(); }
 
   private:
     struct WaitKey {

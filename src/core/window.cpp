@@ -253,10 +253,10 @@ RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan 
     if (have_partial_) {
         // Ticks ending at or before the partial's start come before it; those ending inside it
         // are in it.
-        partial_first_tick_ = std::clamp(ticks.first_after(partial_.record.start_us), first_tick_,
-                                         end_tick_);
-        after_partial_tick_ = std::clamp(ticks.first_after(partial_.record.end_us),
-                                         partial_first_tick_, end_tick_);
+        partial_first_tick_ =
+            std::clamp(ticks.first_after(partial_.record.start_us), first_tick_, end_tick_);
+        after_partial_tick_ =
+            std::clamp(ticks.first_after(partial_.record.end_us), partial_first_tick_, end_tick_);
     } else {
         partial_ = RecordCopy{};
     }

@@ -25,7 +25,7 @@ PGDLLEXPORT void _PG_init(void);
 
 namespace pgsw::pg {
 
-Settings settings = {1000, 100, 3600, 10080, 48, 64, true};
+Settings settings = {1000, 1000, 3600, 10080, 48, 64, true};
 
 namespace {
 
@@ -49,7 +49,7 @@ void define_settings() {
         "Backends publish their I/O counters at most once a second, so reading them at every "
         "tick of a short sample_interval costs CPU and adds no information. The counters are "
         "read every round(io_read_interval / sample_interval) ticks, at least every tick.",
-        &settings.io_read_interval_ms, 100, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
+        &settings.io_read_interval_ms, 1000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
         nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_storage_wait.tick_records", "Ticks kept at full detail in shared memory.",

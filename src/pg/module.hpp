@@ -7,13 +7,13 @@
 namespace pgsw::pg {
 
 struct Settings {
-    int sample_interval_ms;  // pg_storage_wait.sample_interval (reloadable)
+    int sample_interval_ms;   // pg_storage_wait.sample_interval (reloadable)
     int io_read_interval_ms;  // pg_storage_wait.io_read_interval (reloadable)
-    int tick_records;        // pg_storage_wait.tick_records
-    int rollup_records;      // pg_storage_wait.rollup_records
-    int entries_per_tick;    // pg_storage_wait.entries_per_tick
-    int entries_per_rollup;  // pg_storage_wait.entries_per_rollup
-    bool save_history;       // pg_storage_wait.save_history (reloadable)
+    int tick_records;         // pg_storage_wait.tick_records
+    int rollup_records;       // pg_storage_wait.rollup_records
+    int entries_per_tick;     // pg_storage_wait.entries_per_tick
+    int entries_per_rollup;   // pg_storage_wait.entries_per_rollup
+    bool save_history;        // pg_storage_wait.save_history (reloadable)
 };
 extern Settings settings;
 

@@ -55,6 +55,12 @@ struct SamplerState {
     std::vector<IoCellSource> io_cells;
     int64_t previous_tick_us = 0;
     int64_t partial_published_second = 0;
+    // Ticks in the ring not yet summed into the roll-up (fold_and_publish_partial).
+    uint64_t first_unfolded_tick = 0;
+    uint64_t unfolded_entries = 0;
+    uint64_t max_unfolded_ticks = 0;    // well inside the ring's records
+    uint64_t max_unfolded_entries = 0;  // and its arena
+    RecordCopy fold_copy;
     int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
     int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
 };
@@ -194,27 +200,57 @@ void publish_rollup(SharedView &shared) {
     shared.rollups.append(state->rollup.record(), entries.data(), entries.size());
 }
 
+// After storage_wait_reset(), the minute being summed must not carry older ticks over, and a
+// partial published while the reset ran may hold them.
+void notice_reset(SharedView &shared) {
+    const int64_t reset_us = status_load(shared.status->history_reset_us);
+    if (reset_us == state->history_reset_seen_us)
+        return;
+    state->history_reset_seen_us = reset_us;
+    if (!state->rollup.empty())
+        state->rollup.finish();
+    shared.partials.hide_all();
+}
+
 void fold_into_rollup(SharedView &shared, const IntervalRecord &tick, const ArenaEntry *entries,
                       size_t n) {
-    // After storage_wait_reset(), the minute being summed must not carry older ticks over.
-    const int64_t reset_us = status_load(shared.status->history_reset_us);
-    if (reset_us != state->history_reset_seen_us) {
-        state->history_reset_seen_us = reset_us;
-        if (!state->rollup.empty())
-            state->rollup.finish();
-        // A partial published while the reset ran may hold older ticks.
-        shared.partials.hide_all();
-    }
+    notice_reset(shared);
     if (state->rollup.starts_new_bucket(tick))
         publish_rollup(shared);
     state->rollup.add(tick, entries, n);
 }
 
-// Once per whole second of sample time, the minute summed so far: readers take it in place of
-// the minute's ticks (window.hpp), so no answer reads more than ~1 s of ticks at any interval.
-void publish_partial_rollup(SharedView &shared, int64_t tick_end_us) {
+// Sum the ticks appended since the last call into the minute's roll-up, reading them back from
+// the ring (the sampler's own records: never torn; hidden by a reset: skipped). Done in batches,
+// not each tick: at a 10 ms interval the roll-up's tables are otherwise cold at every tick.
+void fold_unfolded_ticks(SharedView &shared) {
+    notice_reset(shared);                 // even when every unfolded tick is hidden by it
+    RecordCopy &copy = state->fold_copy;  // entries reserved for the largest tick: no allocation
+    const uint64_t end = shared.ticks.end();
+    for (uint64_t no = state->first_unfolded_tick; no < end; ++no) {
+        const ReadStatus status = shared.ticks.read(no, copy);
+        if (status == ReadStatus::Ok || status == ReadStatus::EntriesGone)
+            fold_into_rollup(shared, copy.record, copy.entries.data(), copy.entries.size());
+    }
+    state->first_unfolded_tick = end;
+    state->unfolded_entries = 0;
+}
+
+// Once per whole second of sample time (and before the ring could reuse unfolded ticks), fold
+// the new ticks and publish the minute summed so far: readers take it in place of the minute's
+// ticks (window.hpp), so no answer reads more than ~1 s of ticks at any interval.
+void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us, size_t tick_entries) {
+    state->unfolded_entries += tick_entries;
     const int64_t second = tick_end_us / 1000000;
-    if (second == state->partial_published_second || state->rollup.empty())
+    const bool new_second = second != state->partial_published_second;
+    const uint64_t unfolded = shared.ticks.end() - state->first_unfolded_tick;
+    if (!new_second && unfolded < state->max_unfolded_ticks &&
+        state->unfolded_entries < state->max_unfolded_entries)
+        return;
+    CppError error;
+    if (!run_cpp([&] { fold_unfolded_ticks(shared); }, error))
+        raise_cpp_error(error);
+    if (!new_second || state->rollup.empty())
         return;
     state->partial_published_second = second;
     state->rollup.snapshot();
@@ -230,7 +266,12 @@ void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t m
     if (tick.tick_cost_us > status_load(status.tick_cost_max_us))
         status_store(status.tick_cost_max_us, uint64_t{tick.tick_cost_us});
     status_store(status.last_tick_us, tick.end_us);
-    status_store(status.last_tick_flags, uint64_t{tick.flags});
+    uint64_t flags = tick.flags;
+    // A tick that skips the counters keeps the source they were last read from.
+    if (flags & kFlagCountersNotRead)
+        flags |=
+            status_load(status.last_tick_flags) & (kFlagWalFromPgStatWal | kFlagWalFromPgStatIo);
+    status_store(status.last_tick_flags, flags);
     if (tick.flags & kFlagCountersReset)
         status_store(status.counter_resets, status_load(status.counter_resets) + 1);
 }
@@ -261,8 +302,7 @@ void run_tick(SharedView &shared, uint64_t missed) {
     tick.finish(static_cast<uint32_t>(monotonic_us() - started));
     const auto &entries = tick.entries();
     shared.ticks.append(tick.record(), entries.data(), entries.size());
-    fold_into_rollup(shared, tick.record(), entries.data(), entries.size());
-    publish_partial_rollup(shared, tick.record().end_us);
+    fold_and_publish_partial(shared, tick.record().end_us, entries.size());
     state->previous_tick_us = now;
     update_status(*shared.status, tick.record(), missed);
 }
@@ -299,7 +339,12 @@ void start_sampler(SharedView &shared) {
                 state = new SamplerState(max_procs);
                 state->io_cells.reserve(kIoCells);
                 list_io_cells(state->io, state->io_cells);
+                state->fold_copy.entries.reserve(state->tick.max_entries());
+                state->max_unfolded_ticks =
+                    std::min<uint64_t>(128, (shared.ticks.record_capacity() - 1) / 2);
+                state->max_unfolded_entries = shared.ticks.arena_capacity() / 4;
                 replay_unrolled_ticks(shared);
+                state->first_unfolded_tick = shared.ticks.end();
             },
             error))
         raise_cpp_error(error);

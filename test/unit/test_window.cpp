@@ -607,8 +607,7 @@ TEST_F(PartialRollup, KeepsTheStartOfAMinuteTheTickRingNoLongerHolds) {
     Sampler small{2000, 64, kInterval};
     run(small, 15050);
     const WindowPlan plan = plan_window(small.now, 5 * kMinute, small.facts());
-    EXPECT_EQ(summarize(RingWindow(small.ticks, small.rollups, plan, {&small.partials, 0}),
-                        names())
+    EXPECT_EQ(summarize(RingWindow(small.ticks, small.rollups, plan, {&small.partials, 0}), names())
                   .ticks,
               15050u);
     EXPECT_EQ(summarize(RingWindow(small.ticks, small.rollups, plan), names()).ticks,
@@ -629,7 +628,8 @@ TEST_F(PartialRollup, StalePartialOfAFinishedMinuteIsLeftOut) {
 TEST_F(PartialRollup, PartialOlderThanTheLastResetIsLeftOut) {
     const WindowPlan plan = plan_window(s.now, 5 * kMinute, s.facts());
     EXPECT_FALSE(RingWindow(s.ticks, s.rollups, plan, {&s.partials, s.now}).uses_partial());
-    EXPECT_TRUE(RingWindow(s.ticks, s.rollups, plan, {&s.partials, s.now - kSecond}).uses_partial());
+    EXPECT_TRUE(
+        RingWindow(s.ticks, s.rollups, plan, {&s.partials, s.now - kSecond}).uses_partial());
 }
 
 TEST_F(PartialRollup, WindowStartingInsideTheCurrentMinuteReadsTicks) {
