@@ -126,7 +126,12 @@ bool read_status(int slot, StatusFields &out) {
         out.backend_type = entry->st_backendType;
         out.state = entry->st_state;
         out.database = entry->st_databaseid;
-        out.query_id = static_cast<int64>(entry->st_query_id);
+        // The query id is on another cache line and counts only for running foreground
+        // processes (is_foreground_active; a parallel worker's state is undefined): an idle
+        // session or an auxiliary process costs one line less.
+        const bool may_count = out.state == STATE_RUNNING || out.state == STATE_FASTPATH ||
+                               (out.state == STATE_UNDEFINED && out.backend_type == B_BG_WORKER);
+        out.query_id = may_count ? static_cast<int64>(entry->st_query_id) : 0;
         pgstat_end_read_activity(entry, after);
         if (pgstat_read_activity_complete(before, after))
             return out.pid > 0;

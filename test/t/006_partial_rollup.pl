@@ -47,5 +47,16 @@ for my $round (1 .. 3)
 is($node->safe_psql('postgres', q{SELECT source FROM storage_wait_summary('500 ms')}),
 	'ticks', 'a short window reads ticks');
 
+# --- query ids: a running statement's samples carry its id -----------------------------------
+my $work = 'SELECT count(*) FROM generate_series(1, 15000000)';
+my ($queryid) = $node->safe_psql('postgres', "EXPLAIN (VERBOSE) $work") =~ /Query Identifier: (-?\d+)/;
+ok(defined $queryid, 'the server computes query ids');
+my $started = time;
+$node->safe_psql('postgres', $work);
+my $seconds = time - $started;
+my $samples = $node->safe_psql('postgres',
+	"SELECT coalesce(sum(samples), 0) FROM storage_wait_queries('1 minute') WHERE queryid = $queryid");
+cmp_ok($samples, '>=', 20, "the statement's samples carry its query id ($samples samples, ~${seconds} s at 10 ms)");
+
 $node->stop;
 done_testing();
