@@ -47,7 +47,7 @@ void define_settings() {
         "pg_storage_wait.io_read_interval",
         "Shortest time between two readings of the pg_stat_io and WAL counters.",
         "Backends publish their I/O counters at most once a second, so reading them at every "
-        "tick of a short sample_interval costs CPU and adds no information. The counters are "
+        "tick of a short sample_interval costs CPU and adds little. The counters are "
         "read every round(io_read_interval / sample_interval) ticks, at least every tick.",
         &settings.io_read_interval_ms, 1000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
         nullptr, nullptr);
