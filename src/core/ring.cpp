@@ -65,9 +65,14 @@ uint64_t Ring::append(const IntervalRecord &record, const ArenaEntry *entries, s
     const uint64_t start = load_relaxed(header_->arena_reserved);
     store_release(header_->arena_reserved, start + n);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    // 2. Entries (the run may wrap around the end of the arena).
-    for (size_t i = 0; i < n; ++i)
-        arena_[(start + i) % arena_cap] = entries[i];
+    // 2. Entries, in at most two copies: the run may wrap around the end of the arena.
+    if (n > 0) {
+        const uint64_t first = start % arena_cap;
+        const size_t before_end = static_cast<size_t>(std::min<uint64_t>(n, arena_cap - first));
+        std::memcpy(&arena_[first], entries, before_end * sizeof(ArenaEntry));
+        if (before_end < n)
+            std::memcpy(&arena_[0], entries + before_end, (n - before_end) * sizeof(ArenaEntry));
+    }
     // 3. The slot, under its seqlock.
     const uint64_t record_no = load_relaxed(header_->records_written);
     IntervalRecord &slot = slots_[record_no % header_->record_capacity];

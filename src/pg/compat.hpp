@@ -181,6 +181,33 @@ inline int status_slot_of_proc(uint32 index) {
 #endif
 }
 
+// procarray.c's private ProcArrayStruct, the same in 16, 17 and 18: pgprocnos[0 .. numProcs)
+// are the allProcs indexes of every process that joined the proc array (all but auxiliary
+// processes), in ascending order. Only its size is checked by the server (ShmemInitStruct):
+// the sampler uses it only when that size and maxProcs match (sampler.cpp).
+struct ProcArrayLayout {
+    int numProcs;
+    int maxProcs;
+    int maxKnownAssignedXids;
+    int numKnownAssignedXids;
+    int tailKnownAssignedXids;
+    int headKnownAssignedXids;
+    TransactionId lastOverflowedXid;
+    TransactionId replication_slot_xmin;
+    TransactionId replication_slot_catalog_xmin;
+    int pgprocnos[FLEXIBLE_ARRAY_MEMBER];
+};
+
+inline int proc_array_max_procs() {
+    return MaxBackends + max_prepared_xacts;
+}
+
+// Auxiliary processes (checkpointer, WAL writer, startup, I/O workers, ...) own the PGPROC
+// slots after the MaxBackends regular ones and never join the proc array.
+inline uint32 first_auxiliary_proc() {
+    return static_cast<uint32>(MaxBackends);
+}
+
 // A PGPROC slot is live when it has a pid; 16's ProcKill does not clear pid on exit.
 inline bool proc_is_live(const volatile PGPROC *proc) {
 #if PG_VERSION_NUM >= 170000

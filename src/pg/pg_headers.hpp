@@ -5,6 +5,7 @@
 extern "C" {
 #include "postgres.h"
 
+#include "access/twophase.h"
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"

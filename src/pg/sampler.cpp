@@ -61,6 +61,7 @@ struct SamplerState {
     uint64_t max_unfolded_ticks = 0;    // well inside the ring's records
     uint64_t max_unfolded_entries = 0;  // and its arena
     RecordCopy fold_copy;
+    std::vector<int> procnos;           // a copy of the proc array's entries (sample_proc_array)
     int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
     int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
 };
@@ -68,6 +69,8 @@ struct SamplerState {
 SamplerState *state = nullptr;
 volatile PgBackendStatus *backend_status = nullptr;
 Size backend_status_count = 0;
+// The proc array, when its layout is the one compat.hpp mirrors; else nullptr (walk every slot).
+const volatile compat::ProcArrayLayout *proc_array = nullptr;
 
 int64_t monotonic_us() {
     timespec ts;
@@ -170,19 +173,50 @@ void sample_process(uint32 index) {
     if (slot < 0 || !read_status(slot, status) || status.pid != pid)
         return;
     BackendKind kind = compat::backend_kind(status.backend_type);
-    PGPROC *leader = proc->lockGroupLeader;
-    if (kind == BackendKind::BackgroundWorker && leader != nullptr && leader != proc)
-        kind = BackendKind::ParallelWorker;
+    // lockGroupLeader is one more cache line: read it only where it can matter.
+    if (kind == BackendKind::BackgroundWorker) {
+        PGPROC *leader = proc->lockGroupLeader;
+        if (leader != nullptr && leader != proc)
+            kind = BackendKind::ParallelWorker;
+    }
     const WaitFacts facts = classify(wait_event_info);
     state->tick.add_sample({kind, compat::backend_state(status.state), facts.category,
                             wait_event_info, status.database, status.query_id, facts.wal_role});
 }
 
+// The regular processes from the proc array, read without ProcArrayLock: a process joining or
+// leaving shifts the entries while they are copied, so a copy can repeat one (dropped: the
+// array is ascending) or miss one for this tick. Every entry copied is a valid slot index.
+void sample_proc_array() {
+    std::vector<int> &procnos = state->procnos;
+    const int published = proc_array->numProcs;
+    const int count = std::clamp(published, 0, static_cast<int>(procnos.size()));
+    for (int i = 0; i < count; ++i)
+        procnos[i] = proc_array->pgprocnos[i];
+    const int regular_end = static_cast<int>(compat::first_auxiliary_proc());
+    int previous = -1;
+    for (int i = 0; i < count; ++i) {
+        const int index = procnos[i];
+        if (index <= previous || index >= regular_end)
+            continue;  // a repeat, or a prepared transaction's placeholder
+        previous = index;
+        sample_process(static_cast<uint32>(index));
+    }
+}
+
+// Live processes are a few of the slots (max_connections, autovacuum, workers, walsenders):
+// walking the proc array touches only theirs, where the walk over every slot costs one cold
+// cache line per slot.
 void sample_processes() {
     if (compat::status_slot_of_proc(0) < 0)
         index_status_slots_by_pid();
     const uint32 count = ProcGlobal->allProcCount;
-    for (uint32 index = 0; index < count; ++index)
+    uint32 index = 0;
+    if (proc_array != nullptr) {
+        sample_proc_array();
+        index = compat::first_auxiliary_proc();
+    }
+    for (; index < count; ++index)
         sample_process(index);
 }
 
@@ -327,6 +361,37 @@ void replay_unrolled_ticks(SharedView &shared) {
 
 // ---- worker life ---------------------------------------------------------------------------
 
+// The proc array's shared struct, found by name. ShmemInitStruct raises an error when the size
+// asked differs from the size allocated, which is also how a layout other than the mirrored one
+// shows: then, or if maxProcs differs, nullptr, and the tick walks every slot.
+const volatile compat::ProcArrayLayout *find_proc_array() {
+    const int max_procs = compat::proc_array_max_procs();
+    const Size size = add_size(offsetof(compat::ProcArrayLayout, pgprocnos),
+                               mul_size(sizeof(int), static_cast<Size>(max_procs)));
+    void *volatile found_struct = nullptr;
+    volatile bool found = false;
+    const MemoryContext context = CurrentMemoryContext;
+    PG_TRY();
+    {
+        bool was_found = false;
+        found_struct = ShmemInitStruct("Proc Array", size, &was_found);
+        found = was_found;
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        FlushErrorState();
+    }
+    PG_END_TRY();
+    const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(found_struct);
+    if (array == nullptr || !found || array->maxProcs != max_procs) {
+        ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
+                             "expects; the sampler walks every process slot")));
+        return nullptr;
+    }
+    return array;
+}
+
 void start_sampler(SharedView &shared) {
     SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
     bool found = false;
@@ -339,12 +404,14 @@ void start_sampler(SharedView &shared) {
         elog(ERROR, "pg_storage_wait: the backend status array was not found");
     CppError error;
     const size_t max_procs = ProcGlobal->allProcCount;
+    proc_array = find_proc_array();
     if (!run_cpp(
             [&] {
                 state = new SamplerState(max_procs);
                 state->io_cells.reserve(kIoCells);
                 list_io_cells(state->io, state->io_cells);
                 state->fold_copy.entries.reserve(state->tick.max_entries());
+                state->procnos.resize(static_cast<size_t>(compat::proc_array_max_procs()));
                 state->max_unfolded_ticks =
                     std::min<uint64_t>(128, (shared.ticks.record_capacity() - 1) / 2);
                 state->max_unfolded_entries = shared.ticks.arena_capacity() / 4;
@@ -375,8 +442,9 @@ void pg_storage_wait_worker_main(Datum) {
     SharedView &shared = require_shared();
     start_sampler(shared);
     before_shmem_exit(stop_sampler, PointerGetDatum(shared.status));
-    ereport(LOG, (errmsg("pg_storage_wait sampler started (interval %d ms)",
-                         settings.sample_interval_ms)));
+    ereport(LOG, (errmsg("pg_storage_wait sampler started (interval %d ms, %s)",
+                         settings.sample_interval_ms,
+                         proc_array ? "walking the proc array" : "walking every process slot")));
 
     int64_t period_us = int64_t{settings.sample_interval_ms} * 1000;
     int64_t deadline = monotonic_us();

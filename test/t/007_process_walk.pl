@@ -1,0 +1,83 @@
+# The tick walks the proc array (regular processes) and the auxiliary slots instead of every
+# PGPROC slot: it must still see every process pg_stat_activity lists, sessions that connect
+# later, and parallel workers (as "parallel worker", carrying their leader's query id).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin";
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use PgswTest;
+
+my $node = new_pgsw_node('walk', interval => '100ms');
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_storage_wait');
+ok(wait_for_ticks($node, 2), 'sampler ticks');
+like(slurp_file($node->logfile), qr/sampler started \(interval 100 ms, walking the proc array\)/,
+	'the sampler found the proc array');
+
+# Every process with a status entry (pg_stat_activity) but the sampler itself, in the newest
+# tick; polled, because a process can start or stop between that tick and the query.
+my $every_process_seen = q{
+	WITH newest AS (
+	    SELECT processes FROM storage_wait_ticks(now() - interval '2 seconds')
+	    ORDER BY sample_time DESC LIMIT 1),
+	live AS (
+	    SELECT count(*) AS processes FROM pg_stat_activity
+	    WHERE pid <> (SELECT worker_pid FROM storage_wait_status()))
+	SELECT newest.processes = live.processes FROM newest, live};
+my $watch = $node->background_psql('postgres');
+sub watch_until
+{
+	my ($sql) = @_;
+	for (1 .. 100)
+	{
+		return 1 if $watch->query_safe($sql) eq 't';
+		select(undef, undef, undef, 0.2);
+	}
+	return 0;
+}
+ok(watch_until($every_process_seen), 'a tick sees every process pg_stat_activity lists');
+my $clients = q{
+	SELECT coalesce(sum(samples), 0) FROM storage_wait_samples(now() - interval '2 seconds')
+	WHERE backend_type = 'client backend'
+	  AND sample_time = (SELECT max(sample_time) FROM storage_wait_ticks(now() - interval '2 seconds'))};
+my $clients_before = $watch->query_safe($clients);
+
+my @sessions = map { $node->background_psql('postgres') } 1 .. 3;
+ok(watch_until("SELECT ($clients) = $clients_before + 3"),
+	'three sessions that connected later are seen');
+ok(watch_until($every_process_seen), 'and still every process');
+is($watch->query_safe(q{
+	SELECT string_agg(t, ',' ORDER BY t) FROM (
+	    SELECT DISTINCT backend_type AS t FROM storage_wait_samples(now() - interval '2 seconds')
+	    WHERE backend_type IN ('checkpointer', 'background writer', 'walwriter')) s}),
+	'background writer,checkpointer,walwriter', 'auxiliary processes are seen');
+$_->quit for @sessions;
+
+# --- parallel workers: classified by their lock group leader, sampled with its query id ------
+$node->safe_psql('postgres', 'CREATE TABLE big AS SELECT g FROM generate_series(1, 3000000) g; VACUUM ANALYZE big');
+my $work = q{SELECT count(*) FROM big WHERE md5(g::text) < '1'};
+my ($queryid) = $node->safe_psql('postgres', "EXPLAIN (VERBOSE) $work") =~ /Query Identifier: (-?\d+)/;
+ok(defined $queryid, 'the server computes query ids');
+my $parallel = q{SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+	SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;};
+like($node->safe_psql('postgres', "$parallel EXPLAIN $work"), qr/Workers Planned: 2/,
+	'the statement runs with two parallel workers');
+my $start = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+$node->safe_psql('postgres', "$parallel $work");
+my ($ticks, $worker_samples, $query_samples) = split /\|/, $node->safe_psql('postgres', qq{
+	SELECT (SELECT count(*) FROM storage_wait_ticks('$start')),
+	       (SELECT coalesce(sum(samples), 0) FROM storage_wait_samples('$start')
+	        WHERE backend_type = 'parallel worker'),
+	       (SELECT coalesce(sum(samples), 0) FROM storage_wait_queries('1 minute')
+	        WHERE queryid = $queryid)});
+cmp_ok($worker_samples, '>', 0, "parallel workers are sampled ($worker_samples samples in $ticks ticks)");
+# The leader alone gives at most one sample per tick: more means the workers carried the id.
+cmp_ok($query_samples, '>', $ticks,
+	"parallel workers' samples carry the query id ($query_samples samples in $ticks ticks)");
+
+$watch->quit;
+$node->stop;
+done_testing();
