@@ -19,7 +19,7 @@
 #               VmRSS/RssAnon sampled over N ticks at 10 ms (100,000; --quick 6,000)
 #   micro       Google Benchmark microbenchmarks of the core (bench/micro/bench_core.cpp)
 #   cpu         the sampling process's own CPU time per sample, pg_storage_wait vs pg_wait_sampling
-#               (PG 17 chroot, 10 ms, 8-client select-only load; /proc/<pid>/stat)
+#               (PG 17 chroot, 10 ms, 8-client select-only load; /proc/<pid>/schedstat, ns)
 #   all         everything above (default)
 #
 #   --quick     fewer/shorter runs (3 rounds x 8 s, fewer calls, 6,000 memory ticks)
@@ -537,16 +537,17 @@ bench_micro() {
 		--benchmark_out="$out/bench.json" --benchmark_out_format=json | tee "$out/bench.txt"
 }
 
-# CPU time of the sampling process itself, per sample, read from /proc/<pid>/stat (utime +
-# stime) over SECS seconds of a select-only load: the direct cost that pgbench's noise hides.
-worker_cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU time of the sampling process itself, per sample, over SECS seconds of a select-only load:
+# the direct cost that pgbench's noise hides. /proc/<pid>/schedstat's first field is the time
+# on CPU in nanoseconds (user + system); /proc/<pid>/stat's utime + stime count CLK_TCK ticks,
+# 2.5 µs per sample over 40 s, too coarse for a 5 µs difference.
+worker_cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 bench_cpu() {
 	banner "sampler CPU per sample: pg_storage_wait vs pg_wait_sampling (PG 17 chroot, 10 ms)"
 	setup_pg17
 	set_mode 17
 	init_cluster
-	local out=$RESULTS/cpu c r pid t0 t1 w0 w1 hz
-	hz=$(getconf CLK_TCK)
+	local out=$RESULTS/cpu c r pid t0 t1 w0 w1
 	mkdir -p "$out"
 	printf 'round\tconfig\tseconds\tcpu_s\tsamples\tus_per_sample\tpct_of_one_core\n' >"$out/runs.tsv"
 	for r in $(seq 1 "$ROUNDS"); do
@@ -562,21 +563,25 @@ bench_cpu() {
 			as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.$r.log" 2>&1 &
 			BG_PIDS=$!
 			sleep 5
-			t0=$(worker_cpu_ticks "$pid") w0=$(date +%s.%N)
+			t0=$(worker_cpu_ns "$pid") w0=$(date +%s.%N)
 			sleep "$SECS"
-			t1=$(worker_cpu_ticks "$pid") w1=$(date +%s.%N)
+			t1=$(worker_cpu_ns "$pid") w1=$(date +%s.%N)
 			wait "$BG_PIDS" || true
 			BG_PIDS=
 			stop_server
-			awk -v r="$r" -v c="$c" -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" 'BEGIN {
-				s = w1 - w0; cpu = t / hz; n = s / 0.010
-				printf "%s\t%s\t%.1f\t%.2f\t%d\t%.1f\t%.3f\n", r, c, s, cpu, n, cpu / n * 1e6, 100 * cpu / s
+			awk -v r="$r" -v c="$c" -v t="$((t1 - t0))" -v w0="$w0" -v w1="$w1" 'BEGIN {
+				s = w1 - w0; cpu = t / 1e9; n = s / 0.010
+				printf "%s\t%s\t%.1f\t%.4f\t%d\t%.2f\t%.3f\n", r, c, s, cpu, n, cpu / n * 1e6, 100 * cpu / s
 			}' | tee -a "$out/runs.tsv"
 		done
 	done
-	for c in pgsw_10ms pgws_10ms; do
-		printf '%s\tus_per_sample\t%s\n' "$c" "$(awk -v c="$c" '$2 == c {print $6}' "$out/runs.tsv" | stats)"
-	done | tee "$out/summary.txt"
+	{
+		for c in pgsw_10ms pgws_10ms; do
+			printf '%s\tus_per_sample\t%s\n' "$c" "$(awk -v c="$c" '$2 == c {print $6}' "$out/runs.tsv" | stats)"
+		done
+		printf 'pgsw/pgws\tratio_per_round\t%s\n' "$(awk '$2 == "pgsw_10ms" {a[$1] = $6} $2 == "pgws_10ms" {b[$1] = $6}
+			END {for (r in a) if (b[r] > 0) print a[r] / b[r]}' "$out/runs.tsv" | stats)"
+	} | tee "$out/summary.txt"
 }
 
 for s in "${SUBS[@]}"; do
