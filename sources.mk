@@ -20,6 +20,7 @@ PG_SOURCES = \
 	src/pg/sql_raw.cpp
 
 UNIT_TEST_SOURCES = \
+	test/unit/test_fixed_map.cpp \
 	test/unit/test_history_file.cpp \
 	test/unit/test_latency_stats.cpp \
 	test/unit/test_ring.cpp \

@@ -76,6 +76,38 @@ class FixedMap {
     std::vector<size_t> used_;
 };
 
+// The last N distinct keys remembered, kept together in a line or two and searched before a
+// larger table: a sampler tick meets a handful of distinct wait events, and scanning a few
+// adjacent lines costs less than one cold line of a large hash table per key. Replaced
+// round-robin once full.
+template <typename Key, typename Value, size_t N>
+class RecentValues {
+  public:
+    const Value *find(const Key &key) const noexcept {
+        size_t found = N;
+        for (size_t i = 0; i < size_; ++i)
+            found = keys_[i] == key ? i : found;
+        return found < N ? &values_[found] : nullptr;
+    }
+
+    // Call only for a key find() did not return.
+    void remember(const Key &key, const Value &value) noexcept {
+        keys_[next_] = key;
+        values_[next_] = value;
+        next_ = (next_ + 1) % N;
+        if (size_ < N)
+            ++size_;
+    }
+
+    size_t size() const noexcept { return size_; }
+
+  private:
+    Key keys_[N]{};
+    Value values_[N]{};
+    size_t size_ = 0;
+    size_t next_ = 0;
+};
+
 inline uint64_t mix64(uint64_t x) noexcept {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
