@@ -4,6 +4,7 @@
 // allocate, so every table it uses is sized once at worker start. Clearing costs O(entries used).
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <vector>
 
 namespace pgsw {
@@ -12,7 +13,10 @@ template <typename Key, typename Value, typename Hash>
 class FixedMap {
   public:
     // Holds up to `max_entries`; the table is at least twice as large to keep probes short.
-    explicit FixedMap(size_t max_entries) : max_entries_(max_entries) {
+    // `memory`: where the table lives (the sampler keeps its per-tick tables together).
+    explicit FixedMap(size_t max_entries,
+                      std::pmr::memory_resource *memory = std::pmr::get_default_resource())
+        : max_entries_(max_entries), slots_(memory), used_(memory) {
         size_t slots = 16;
         while (slots < max_entries * 2)
             slots <<= 1;
@@ -72,8 +76,8 @@ class FixedMap {
         bool occupied = false;
     };
     size_t max_entries_;
-    std::vector<Slot> slots_;
-    std::vector<size_t> used_;
+    std::pmr::vector<Slot> slots_;
+    std::pmr::vector<size_t> used_;
 };
 
 // The last N distinct keys remembered, kept together in a line or two and searched before a

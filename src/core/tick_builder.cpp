@@ -25,7 +25,11 @@ void note_max_latency(double &max_us, uint64_t count, uint64_t time_us) noexcept
 
 }  // namespace
 
-TickBuilder::TickBuilder(size_t max_procs) : waits_(max_procs + 1), queries_(max_procs + 1) {
+TickBuilder::TickBuilder(size_t max_procs, std::pmr::memory_resource *memory)
+    : waits_(max_procs + 1, memory),
+      queries_(max_procs + 1, memory),
+      io_entries_(memory),
+      entries_(memory) {
     io_entries_.reserve(kIoCells);
     entries_.reserve(2 * (max_procs + 1) + kIoCells);
 }

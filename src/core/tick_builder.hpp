@@ -6,6 +6,7 @@
 // is allocated by the constructors; begin()/add_*()/finish() never allocate.
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <vector>
 
 #include "core/fixed_map.hpp"
@@ -54,7 +55,9 @@ struct ProcSample {
 
 class TickBuilder {
   public:
-    explicit TickBuilder(size_t max_procs);
+    // `memory`: where its tables live; every allocation is made here.
+    explicit TickBuilder(size_t max_procs,
+                         std::pmr::memory_resource *memory = std::pmr::get_default_resource());
 
     // Start a tick: clears groups and sets the record's time and flags.
     void begin(int64_t start_us, int64_t end_us, uint32_t flags) noexcept;
@@ -67,7 +70,7 @@ class TickBuilder {
 
     IntervalRecord &record() noexcept { return record_; }
     const IntervalRecord &record() const noexcept { return record_; }
-    const std::vector<ArenaEntry> &entries() const noexcept { return entries_; }
+    const std::pmr::vector<ArenaEntry> &entries() const noexcept { return entries_; }
     // The most entries one tick can have (every group and I/O cell).
     size_t max_entries() const noexcept { return entries_.capacity(); }
 
@@ -120,8 +123,8 @@ class TickBuilder {
     uint64_t flush_lock_active_ = 0;
     FixedMap<WaitKey, uint32_t, WaitKeyHash> waits_;
     FixedMap<QueryKey, QueryCounts, QueryKeyHash> queries_;
-    std::vector<ArenaEntry> io_entries_;
-    std::vector<ArenaEntry> entries_;
+    std::pmr::vector<ArenaEntry> io_entries_;
+    std::pmr::vector<ArenaEntry> entries_;
 };
 
 // Turns successive readings of the cumulative counters into deltas. A counter that went down,

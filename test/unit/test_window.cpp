@@ -154,7 +154,8 @@ class Sampler {
     static size_t words(uint64_t records, uint64_t arena) {
         return Ring::bytes_needed(records, arena) / sizeof(uint64_t) + 8;
     }
-    void append(const IntervalRecord &r, const std::vector<ArenaEntry> &entries) {
+    template <typename Entries>  // std::vector or std::pmr::vector
+    void append(const IntervalRecord &r, const Entries &entries) {
         ticks.append(r, entries.data(), entries.size());
         if (rollup_.starts_new_bucket(r)) {
             rollup_.finish();
