@@ -6,8 +6,8 @@
 // BackendStatusArray entries through their changecount protocol (no lock), and the tracked
 // pg_stat_io cells (io_counters.cpp: one shared LWLock per backend type, as pgstat takes). It takes
 // no heavyweight lock and allocates nothing: every buffer is made in start_sampler(). The loop
-// keeps no C++ object with a destructor on its stack: the state is a heap object owned by this
-// process until it exits.
+// keeps no C++ object with a destructor on its stack: the state lives in memory this process
+// owns until it exits (make_tick_memory()).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -411,13 +411,22 @@ const volatile compat::ProcArrayLayout *find_proc_array() {
     PG_CATCH();
     {
         MemoryContextSwitchTo(context);
+        ErrorData *error = CopyErrorData();
         FlushErrorState();
+        ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
+                             "expects; the sampler walks every process slot"),
+                      errdetail_internal("%s", error->message)));
+        FreeErrorData(error);
     }
     PG_END_TRY();
     const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(found_struct);
-    if (array == nullptr || !found || array->maxProcs != max_procs) {
+    if (array == nullptr)
+        return nullptr;  // logged above
+    if (!found || array->maxProcs != max_procs) {
         ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
-                             "expects; the sampler walks every process slot")));
+                             "expects; the sampler walks every process slot"),
+                      errdetail_internal("maxProcs %d, expected %d", found ? array->maxProcs : -1,
+                                         max_procs)));
         return nullptr;
     }
     return array;

@@ -1,4 +1,5 @@
 #include <cstring>
+#include <memory_resource>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +52,46 @@ TEST(TickBuilder, BeginClearsThePreviousTick) {
     tick.finish(1);
     EXPECT_EQ(tick.record().fg_active, 0u);
     EXPECT_TRUE(tick.entries().empty());
+}
+
+// Passes allocations on to the heap, counting them.
+class CountingResource : public std::pmr::memory_resource {
+  public:
+    size_t allocations = 0;
+
+  private:
+    void *do_allocate(size_t bytes, size_t align) override {
+        ++allocations;
+        return std::pmr::new_delete_resource()->allocate(bytes, align);
+    }
+    void do_deallocate(void *p, size_t bytes, size_t align) override {
+        std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+    }
+    bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override {
+        return this == &o;
+    }
+};
+
+// The sampler places the builder in its huge-page region: every table must come from the
+// resource given, and a tick (even one past capacity) must allocate nothing.
+TEST(TickBuilder, AllocatesFromItsResourceAndOnlyAtConstruction) {
+    CountingResource memory;
+    std::pmr::memory_resource *default_resource =
+        std::pmr::set_default_resource(std::pmr::null_memory_resource());
+    TickBuilder tick(4, &memory);
+    const size_t at_construction = memory.allocations;
+    for (int t = 0; t < 3; ++t) {
+        tick.begin(t, t + 1, 0);
+        for (uint32_t w = 1; w <= 12; ++w)
+            tick.add_sample(active_client(WaitCategory::Storage, w, w));
+        tick.add_io_delta(BackendKind::ClientBackend, IoObjectCode::Relation, IoContextCode::Normal,
+                          IoOpCode::Read, {3, 40, 3 * 8192});
+        tick.finish(1);
+    }
+    std::pmr::set_default_resource(default_resource);
+    EXPECT_GE(at_construction, 6u) << "two maps (slots, used) and two entry vectors";
+    EXPECT_EQ(memory.allocations, at_construction);
+    EXPECT_TRUE(tick.record().flags & kFlagEntriesTruncated);
 }
 
 TEST(TickBuilder, MoreDistinctGroupsThanCapacityAreCountedAndFlagged) {
