@@ -401,6 +401,7 @@ const volatile compat::ProcArrayLayout *find_proc_array() {
                                mul_size(sizeof(int), static_cast<Size>(max_procs)));
     void *volatile found_struct = nullptr;
     volatile bool found = false;
+    char *volatile mismatch = nullptr;  // why the layout is not the mirrored one
     const MemoryContext context = CurrentMemoryContext;
     PG_TRY();
     {
@@ -413,20 +414,17 @@ const volatile compat::ProcArrayLayout *find_proc_array() {
         MemoryContextSwitchTo(context);
         ErrorData *error = CopyErrorData();
         FlushErrorState();
-        ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
-                             "expects; the sampler walks every process slot"),
-                      errdetail_internal("%s", error->message)));
+        mismatch = pstrdup(error->message);
         FreeErrorData(error);
     }
     PG_END_TRY();
     const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(found_struct);
-    if (array == nullptr)
-        return nullptr;  // logged above
-    if (!found || array->maxProcs != max_procs) {
+    if (mismatch == nullptr && (!found || array->maxProcs != max_procs))
+        mismatch = psprintf("maxProcs %d, expected %d", found ? array->maxProcs : -1, max_procs);
+    if (mismatch != nullptr) {
         ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
                              "expects; the sampler walks every process slot"),
-                      errdetail_internal("maxProcs %d, expected %d", found ? array->maxProcs : -1,
-                                         max_procs)));
+                      errdetail_internal("%s", mismatch)));
         return nullptr;
     }
     return array;
