@@ -50,6 +50,9 @@ ALL_STAGES=(unit inject pg18 pg17 pg15)
 # is being edited meanwhile must not give each stage a different version.
 SNAPSHOT=$PGSW_WORK/snapshot
 SKIP_RC=77 # a stage function returns this to say "skipped" (the automake convention)
+# The pg17 stage's build folder inside the chroot, named after the scratch folder so that two
+# runs with different PGSW_WORK (parallel sessions) never share it.
+CHROOT_INNER=/build/$(basename "$PGSW_WORK")
 
 KEEP=0
 SELECTED=()
@@ -276,7 +279,7 @@ chroot_mount() {
 stage_pg17() {
 	[ "$(id -u)" = 0 ] || die "the pg17 stage needs root (chroot, bind mounts)"
 	[ -f "$CHROOT17/.complete" ] || die "the PostgreSQL 17 chroot is not provisioned at $CHROOT17"
-	local inner=/build/pg_storage_wait
+	local inner=$CHROOT_INNER
 	local dir=$CHROOT17$inner uid gid
 	# Order matters: stop servers before unmounting /proc and /dev under them.
 	# shellcheck disable=SC2064 # expand $dir now
@@ -381,12 +384,12 @@ cleanup() {
 	# running from our scratch folders, no bind mount left in the chroot.
 	[ -d "$PGSW_WORK" ] && kill_processes_under "$PGSW_WORK"
 	if [ "$(id -u)" = 0 ] && [ -d "$CHROOT17" ]; then
-		kill_processes_under "$CHROOT17/build"
+		kill_processes_under "$CHROOT17$CHROOT_INNER"
 		chroot_unmount
 	fi
 	if [ "$KEEP" = 0 ]; then
 		remove_scratch "$PGSW_WORK"
-		[ "$(id -u)" != 0 ] || remove_scratch "$CHROOT17/build/pg_storage_wait"
+		[ "$(id -u)" != 0 ] || remove_scratch "$CHROOT17$CHROOT_INNER"
 	fi
 }
 
@@ -404,7 +407,7 @@ summary() {
 	done
 	if [ "$KEEP" = 1 ]; then
 		say "kept scratch folders: $PGSW_WORK"
-		[ ! -d "$CHROOT17/build/pg_storage_wait" ] || say "kept chroot build folder: $CHROOT17/build/pg_storage_wait"
+		[ ! -d "$CHROOT17$CHROOT_INNER" ] || say "kept chroot build folder: $CHROOT17$CHROOT_INNER"
 	fi
 	line="$pass passed, $fail failed"
 	[ "$skip" = 0 ] || line+=", $skip skipped"

@@ -24,6 +24,16 @@ WHERE read_latency_avg_ms = 0 OR read_latency_p50_ms = 0 OR wal_fsync_latency_av
 SELECT count(*) AS rows FROM storage_wait_summary;
 SELECT window_end - window_start AS default_window FROM storage_wait_summary;
 
+-- Activity for the profile below, made here (a fresh server has none): CPU work in this
+-- session until the sampler has seen it active (100 ms ticks: a few tenths of a second).
+DO $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM count(*) FROM generate_series(1, 100000);
+    EXIT WHEN (SELECT count(*) > 0 FROM storage_wait_events('1 minute'));
+  END LOOP;
+END $$;
+
 -- Wait-event profile: shares of active samples add up to 100; idle waits are excluded.
 SELECT round(sum(share_pct)) AS total_share, bool_or(wait_category = 'idle') AS has_idle
 FROM storage_wait_events('1 minute');
