@@ -5,6 +5,8 @@ CORE_SOURCES = \
 	src/core/codes.cpp \
 	src/core/history_file.cpp \
 	src/core/latency_stats.cpp \
+	src/core/names.cpp \
+	src/core/records.cpp \
 	src/core/ring.cpp \
 	src/core/rollup.cpp \
 	src/core/tick_builder.cpp \
@@ -20,9 +22,11 @@ PG_SOURCES = \
 	src/pg/sql_raw.cpp
 
 UNIT_TEST_SOURCES = \
+	test/unit/test_counter_deltas.cpp \
 	test/unit/test_fixed_map.cpp \
 	test/unit/test_history_file.cpp \
 	test/unit/test_latency_stats.cpp \
+	test/unit/test_names.cpp \
 	test/unit/test_ring.cpp \
 	test/unit/test_rollup.cpp \
 	test/unit/test_tick_builder.cpp \

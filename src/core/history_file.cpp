@@ -93,8 +93,7 @@ bool parse_ring(Reader &in, std::vector<RecordCopy> &out, std::string &why) {
         if (!in.get(c.record))
             return why = "truncated record", false;
         const IntervalRecord &r = c.record;
-        const uint64_t n =
-            uint64_t{r.n_wait_groups} + r.n_query_groups + r.n_io_deltas + r.n_latency_bins;
+        const uint64_t n = entry_count(r);
         if (n > in.left() / sizeof(ArenaEntry))
             return why = "entry count exceeds file", false;
         c.entries.resize(n);

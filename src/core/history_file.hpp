@@ -18,7 +18,7 @@
 
 namespace pgsw {
 
-constexpr uint32_t kHistoryFormatVersion = 1;
+constexpr uint32_t kHistoryFormatVersion = 2;  // 2: extension 1.1 records (format 2)
 
 struct HistoryLoadResult {
     enum class Status { Loaded, Missing, Invalid } status;

@@ -39,6 +39,19 @@ size_t Ring::bytes_needed(uint64_t record_capacity, uint64_t arena_capacity) noe
     return arena_offset(record_capacity) + align_up(arena_capacity * sizeof(ArenaEntry));
 }
 
+CheckedSize Ring::bytes_needed_checked(uint64_t record_capacity, uint64_t arena_capacity) noexcept {
+    CheckedSize total(align_up(sizeof(RingHeader)));
+    CheckedSize part = CheckedSize::product(record_capacity, sizeof(IntervalRecord));
+    part += kAlign;  // room to align up
+    total += part;
+    part = CheckedSize::product(arena_capacity, sizeof(ArenaEntry));
+    part += kAlign;
+    total += part;
+    if (!total.overflow)  // the exact figure, now that it is known to fit
+        total.value = bytes_needed(record_capacity, arena_capacity);
+    return total;
+}
+
 Ring Ring::create(void *memory, uint64_t record_capacity, uint64_t arena_capacity) noexcept {
     std::memset(memory, 0, bytes_needed(record_capacity, arena_capacity));
     auto *header = static_cast<RingHeader *>(memory);
@@ -87,10 +100,8 @@ uint64_t Ring::append(const IntervalRecord &record, const ArenaEntry *entries, s
         count = static_cast<uint32_t>(std::min<size_t>(count, remaining));
         remaining -= count;
     };
-    clamp(copy.n_wait_groups);
-    clamp(copy.n_query_groups);
-    clamp(copy.n_io_deltas);
-    clamp(copy.n_latency_bins);
+    for (uint32_t *count : entry_runs(copy))
+        clamp(*count);
     copy.seq = seq + 1;
     std::memcpy(reinterpret_cast<char *>(&slot) + sizeof(uint64_t),
                 reinterpret_cast<const char *>(&copy) + sizeof(uint64_t),
@@ -140,19 +151,16 @@ ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const
         return status;
     IntervalRecord &r = out.record;
     // The runs, in arena order (records.hpp), and whether each is wanted.
-    uint32_t *const counts[] = {&r.n_wait_groups, &r.n_query_groups, &r.n_io_deltas,
-                                &r.n_latency_bins};
-    const uint32_t masks[] = {kWaitGroupEntries, kQueryGroupEntries, kIoDeltaEntries,
-                              kLatencyBinEntries};
+    const EntryRuns counts = entry_runs(r);
     uint64_t wanted = 0;
-    for (int k = 0; k < 4; ++k)
-        wanted += (kinds & masks[k]) ? *counts[k] : 0;
+    for (size_t k = 0; k < kEntryRunCount; ++k)
+        wanted += (kinds & kEntryRunMasks[k]) ? *counts[k] : 0;
     out.entries.resize(wanted);
     const uint64_t arena_cap = header_->arena_capacity;
     uint64_t source = r.entry_start, copied = 0;
-    for (int k = 0; k < 4; ++k) {
+    for (size_t k = 0; k < kEntryRunCount; ++k) {
         const uint64_t n = *counts[k];
-        if (kinds & masks[k]) {
+        if (kinds & kEntryRunMasks[k]) {
             // A run wraps at most once (n <= arena_cap / 2): two copies, no division per entry.
             const uint64_t first = source % arena_cap;
             const uint64_t head = std::min(n, arena_cap - first);
@@ -169,7 +177,8 @@ ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const
     if (load_acquire(header_->arena_reserved) - r.entry_start <= arena_cap)
         return ReadStatus::Ok;
     out.entries.clear();
-    r.n_wait_groups = r.n_query_groups = r.n_io_deltas = r.n_latency_bins = 0;
+    for (uint32_t *count : counts)
+        *count = 0;
     return ReadStatus::EntriesGone;
 }
 

@@ -27,6 +27,27 @@
 
 namespace pgsw {
 
+// A size computed with overflow checks, like PostgreSQL's add_size()/mul_size() but without
+// raising: `overflow` sticks once any step overflowed.
+struct CheckedSize {
+    size_t value = 0;
+    bool overflow = false;
+    CheckedSize() = default;
+    explicit CheckedSize(size_t v) : value(v) {}
+    CheckedSize &operator+=(const CheckedSize &o) noexcept {
+        overflow |= o.overflow || __builtin_add_overflow(value, o.value, &value);
+        return *this;
+    }
+    CheckedSize &operator+=(size_t n) noexcept { return *this += CheckedSize(n); }
+    static CheckedSize product(uint64_t a, uint64_t b) noexcept {
+        CheckedSize r;
+        uint64_t p = 0;
+        r.overflow = __builtin_mul_overflow(a, b, &p) || p > SIZE_MAX;
+        r.value = r.overflow ? SIZE_MAX : static_cast<size_t>(p);
+        return r;
+    }
+};
+
 struct RingHeader {
     uint64_t record_capacity;
     uint64_t arena_capacity;   // entries
@@ -49,6 +70,9 @@ class Ring {
     Ring() = default;
     // Bytes for a ring with these capacities (header, slots and arena, each 64-byte aligned).
     static size_t bytes_needed(uint64_t record_capacity, uint64_t arena_capacity) noexcept;
+    // The same with overflow detection (a size that does not fit in size_t).
+    static CheckedSize bytes_needed_checked(uint64_t record_capacity,
+                                            uint64_t arena_capacity) noexcept;
     // Lay out an empty ring in `memory` (zeroed by the caller or not) and return a view of it.
     static Ring create(void *memory, uint64_t record_capacity, uint64_t arena_capacity) noexcept;
     // A view of a ring laid out earlier, possibly by another process.

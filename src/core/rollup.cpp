@@ -8,7 +8,17 @@
 namespace pgsw {
 namespace {
 
-constexpr size_t kMaxBins = 2 * 256;
+// Read and WAL-sync bins, and probe bins of up to 16 devices.
+constexpr size_t kMaxBins = (2 + 16) * 256;
+constexpr size_t kMaxDeviceEntries = 4 * kMaxDevicesPerTick;  // devices can come and go
+
+uint64_t bin_key(LatencySeries series, uint16_t device, uint8_t bin) noexcept {
+    return uint64_t{static_cast<uint8_t>(series)} << 24 | uint64_t{device} << 8 | bin;
+}
+
+uint64_t device_key(EntryKind kind, uint16_t device) noexcept {
+    return uint64_t{static_cast<uint8_t>(kind)} << 16 | device;
+}
 
 uint64_t io_key(const IoDeltaEntry &io) noexcept {
     return io_cell_index(io.backend, io.object, io.context, io.op);
@@ -17,8 +27,14 @@ uint64_t io_key(const IoDeltaEntry &io) noexcept {
 }  // namespace
 
 RollupBuilder::RollupBuilder(size_t max_wait_groups, size_t max_query_groups)
-    : waits_(max_wait_groups), queries_(max_query_groups), io_(kIoCells), bins_(kMaxBins) {
-    entries_.reserve(max_wait_groups + max_query_groups + kIoCells + kMaxBins);
+    : waits_(max_wait_groups),
+      queries_(max_query_groups),
+      io_(kIoCells),
+      bins_(kMaxBins),
+      devices_(kMaxDeviceEntries),
+      slots_(kMaxSlotsPerTick) {
+    entries_.reserve(max_wait_groups + max_query_groups + kIoCells + kMaxBins + kMaxDeviceEntries +
+                     kMaxSlotsPerTick);
 }
 
 bool RollupBuilder::starts_new_bucket(const IntervalRecord &tick) const noexcept {
@@ -38,28 +54,8 @@ void RollupBuilder::add(const IntervalRecord &tick, const ArenaEntry *entries, s
 }
 
 void RollupBuilder::add_record_totals(const IntervalRecord &t) noexcept {
-    IntervalRecord &r = record_;
-    r.end_us = t.end_us;
-    r.flags |= t.flags & ~(kFlagBaseline | kFlagCountersNotRead);
-    r.ticks += t.ticks;
-    r.ticks_io_timing += t.ticks_io_timing;
-    r.ticks_wal_timing += t.ticks_wal_timing;
-    r.tick_cost_us += t.tick_cost_us;
-    r.tick_cost_max_us = std::max(r.tick_cost_max_us, t.tick_cost_max_us);
-    r.procs_sampled_max = std::max(r.procs_sampled_max, t.procs_sampled_max);
-    r.procs_sampled += t.procs_sampled;
-    r.fg_active += t.fg_active;
-    r.fg_storage += t.fg_storage;
-    r.fg_cpu += t.fg_cpu;
-    r.fg_lock += t.fg_lock;
-    r.reads += t.reads;
-    r.read_time_us += t.read_time_us;
-    r.wal_syncs += t.wal_syncs;
-    r.wal_sync_time_us += t.wal_sync_time_us;
-    r.wal_writes += t.wal_writes;
-    r.wal_write_time_us += t.wal_write_time_us;
-    r.read_latency_max_us = std::max(r.read_latency_max_us, t.read_latency_max_us);
-    r.wal_sync_latency_max_us = std::max(r.wal_sync_latency_max_us, t.wal_sync_latency_max_us);
+    record_.end_us = t.end_us;
+    accumulate(record_, t);
 }
 
 void RollupBuilder::add_entry(const ArenaEntry &e) noexcept {
@@ -101,8 +97,60 @@ void RollupBuilder::add_entry(const ArenaEntry &e) noexcept {
             sum->io.bytes += e.io.bytes;
             return;
         }
-        case EntryKind::LatencyBin:
-            return;  // ticks carry none
+        case EntryKind::LatencyBin: {
+            // Ticks carry only probe bins (one count per probe read): summed as they are.
+            const LatencyBinEntry &b = e.bin;
+            if ((sum = bins_.find_or_insert(bin_key(b.series, b.device, b.bin))) == nullptr)
+                break;
+            if (sum->kind != EntryKind::LatencyBin)
+                *sum = e, sum->bin.weight = 0;
+            sum->bin.weight += b.weight;
+            return;
+        }
+        case EntryKind::DeviceIo: {
+            const DeviceIoEntry &d = e.device_io;
+            if ((sum = devices_.find_or_insert(device_key(e.kind, d.device))) == nullptr)
+                break;
+            if (sum->kind != EntryKind::DeviceIo)
+                *sum = e, sum->device_io.reads = sum->device_io.writes = 0,
+                sum->device_io.flushes = 0, sum->device_io.read_sectors = 0,
+                sum->device_io.write_sectors = 0;
+            DeviceIoEntry &to = sum->device_io;
+            to.roles |= d.roles;
+            to.reads += d.reads, to.writes += d.writes, to.flushes += d.flushes;
+            to.read_sectors += d.read_sectors, to.write_sectors += d.write_sectors;
+            return;
+        }
+        case EntryKind::DeviceTime: {
+            const DeviceTimeEntry &d = e.device_time;
+            if ((sum = devices_.find_or_insert(device_key(e.kind, d.device))) == nullptr)
+                break;
+            if (sum->kind != EntryKind::DeviceTime)
+                *sum = ArenaEntry{}, sum->device_time.kind = EntryKind::DeviceTime,
+                sum->device_time.device = d.device;
+            DeviceTimeEntry &to = sum->device_time;
+            to.flags |= d.flags;
+            to.read_ms += d.read_ms, to.write_ms += d.write_ms, to.flush_ms += d.flush_ms;
+            to.busy_ms += d.busy_ms, to.queue_ms += d.queue_ms, to.ticks += d.ticks;
+            to.ticks_at_limit = static_cast<uint16_t>(
+                std::min<uint32_t>(0xFFFFu, uint32_t{to.ticks_at_limit} + d.ticks_at_limit));
+            return;
+        }
+        case EntryKind::Slot: {
+            const SlotEntry &sl = e.slot;
+            if ((sum = slots_.find_or_insert(sl.slot)) == nullptr)
+                break;
+            if (sum->kind != EntryKind::Slot)
+                *sum = e, sum->slot.spill_count = 0, sum->slot.spill_bytes = 0,
+                sum->slot.lag_max_bytes = 0;
+            SlotEntry &to = sum->slot;
+            to.flags = sl.flags;          // the newest reading's state
+            to.lag_bytes = sl.lag_bytes;  // and lag
+            to.lag_max_bytes = std::max(to.lag_max_bytes, sl.lag_max_bytes);
+            to.spill_count += sl.spill_count;
+            to.spill_bytes += sl.spill_bytes;
+            return;
+        }
     }
     record_.flags |= kFlagEntriesTruncated;
 }
@@ -112,13 +160,12 @@ void RollupBuilder::add_latency_point(LatencySeries series, uint64_t count,
     if (count == 0 || time_us == 0)
         return;  // nothing timed: no latency to bin
     const uint8_t bin = latency_bin(static_cast<double>(time_us) / static_cast<double>(count));
-    const uint64_t key = uint64_t{static_cast<uint8_t>(series)} << 8 | bin;
-    ArenaEntry *sum = bins_.find_or_insert(key);
+    ArenaEntry *sum = bins_.find_or_insert(bin_key(series, 0, bin));
     if (sum == nullptr)
         return;
     if (sum->kind != EntryKind::LatencyBin) {
         *sum = ArenaEntry{};
-        sum->bin = LatencyBinEntry{EntryKind::LatencyBin, series, bin, {}, 0.0, {}};
+        sum->bin = LatencyBinEntry{EntryKind::LatencyBin, series, bin, 0, 0, {}, 0.0, {}};
     }
     sum->bin.weight += static_cast<double>(count);
 }
@@ -131,10 +178,14 @@ void RollupBuilder::snapshot() noexcept {
     queries_.for_each(append);
     io_.for_each(append);
     bins_.for_each(append);
+    devices_.for_each(append);
+    slots_.for_each(append);
     out_record_.n_wait_groups = static_cast<uint32_t>(waits_.size());
     out_record_.n_query_groups = static_cast<uint32_t>(queries_.size());
     out_record_.n_io_deltas = static_cast<uint32_t>(io_.size());
     out_record_.n_latency_bins = static_cast<uint32_t>(bins_.size());
+    out_record_.n_device_entries = static_cast<uint32_t>(devices_.size());
+    out_record_.n_slots = static_cast<uint32_t>(slots_.size());
 }
 
 void RollupBuilder::finish() noexcept {
@@ -144,6 +195,8 @@ void RollupBuilder::finish() noexcept {
     queries_.clear();
     io_.clear();
     bins_.clear();
+    devices_.clear();
+    slots_.clear();
 }
 
 }  // namespace pgsw

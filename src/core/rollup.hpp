@@ -60,6 +60,8 @@ class RollupBuilder {
     FixedMap<WaitKey, ArenaEntry, WaitKeyHash> queries_;
     FixedMap<uint64_t, ArenaEntry, U64Hash> io_;
     FixedMap<uint64_t, ArenaEntry, U64Hash> bins_;
+    FixedMap<uint64_t, ArenaEntry, U64Hash> devices_;  // DeviceIo and DeviceTime, by device
+    FixedMap<uint64_t, ArenaEntry, U64Hash> slots_;    // by slot name id
     IntervalRecord out_record_{};
     std::vector<ArenaEntry> entries_;
 };

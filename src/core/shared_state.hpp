@@ -2,8 +2,8 @@
 #pragma once
 // The layout of pg_storage_wait's one shared-memory block, sized once at server start:
 //
-//   [SamplerStatus][tick ring][roll-up ring][partial roll-up ring]   (each: header, records,
-//                                                                     arena)
+//   [SamplerStatus][NameDictionary][DeviceTable][tick ring][roll-up ring][partial roll-up ring]
+//                                               (each ring: header, records, arena)
 //
 // The partial roll-up ring holds the minute being summed as the sampler saw it at its last
 // whole second (window.hpp: a reader then needs at most one second of ticks after the last
@@ -16,12 +16,14 @@
 // The rings' own protocol is in ring.hpp.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "core/names.hpp"
 #include "core/ring.hpp"
 
 namespace pgsw {
 
-constexpr uint64_t kSharedMagic = 0x7067737700000002ULL;  // "pgsw" + layout version 2
+constexpr uint64_t kSharedMagic = 0x7067737700000003ULL;  // "pgsw" + layout version 3
 
 struct SamplerStatus {
     uint64_t magic;
@@ -39,7 +41,51 @@ struct SamplerStatus {
     uint64_t restored_from_disk;  // 1 when history was read back at server start
     uint64_t restored_records;
     int64_t history_reset_us;  // last storage_wait_reset(), 0 if never
+    // Round 2.
+    uint64_t cpu_cores;              // online CPUs seen by the worker (the what-if's CPU cap)
+    uint64_t ticks_truncated;        // ticks whose groups did not all fit (kFlagEntriesTruncated)
+    uint64_t rollups_truncated;      // roll-ups (and partials) cut likewise
+    uint64_t torn_reads_skipped;     // records a reader gave up on after its retries
+    uint64_t db_counter_resets;      // database counters seen going down (reset, drop)
+    uint64_t databases_tracked;      // databases whose counters the last reading summed
+    int64_t last_history_save_us;    // last periodic or shutdown save, 0 if none
+    uint64_t history_saves;          // saves written since server start
+    uint64_t history_save_failures;  // saves that failed (the log says why)
+    uint64_t worker_disabled;        // 1: the worker stopped for good (disabled_reason)
+    char disabled_reason[256];       // written once before worker_disabled is set
 };
+
+// The devices under the data directory, pg_wal and the tablespaces, as discovered last (at
+// worker start, reload, and when a tablespace appears). Written by the sampler under a seqlock
+// (`generation` odd while being rewritten); readers copy it and retry if it changed.
+constexpr uint32_t kMaxDevices = 16;
+
+enum class LimitSource : uint8_t { None = 0, Setting = 1, Cgroup = 2 };
+
+struct DeviceInfo {
+    uint16_t name;         // NameDictionary id of the kernel name; 0 when no block device (reason)
+    uint8_t roles;         // DeviceRole bits
+    uint8_t limit_source;  // LimitSource
+    uint32_t major, minor;
+    double iops_limit;                 // 0 = unknown
+    double throughput_limit_mb_per_s;  // 0 = unknown
+    char mount_point[256];
+    char path[256];         // the first PostgreSQL path found on it (data directory, pg_wal, ...)
+    char reason[160];       // why there is no block device (tmpfs, overlay, ...), else empty
+    char tablespaces[128];  // names of the tablespaces on it, comma-separated
+};
+
+struct DeviceTable {
+    uint64_t generation;  // seqlock: odd while the writer rewrites the table
+    uint32_t count;
+    uint32_t reserved;
+    DeviceInfo devices[kMaxDevices];
+};
+
+// Every field shared between processes is read and written as a whole 8-byte (or 4-byte)
+// atomic: that must never fall back to a lock (a lock would live in one process's memory).
+static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0), "8-byte atomics must be lock-free");
+static_assert(__atomic_always_lock_free(sizeof(uint32_t), 0), "4-byte atomics must be lock-free");
 
 template <typename T>
 inline T status_load(const T &field) noexcept {
@@ -64,28 +110,44 @@ struct SharedCapacities {
     uint64_t partial_entries = kPartialEntries;
 };
 
+// Offsets of each part, computed with overflow checks (add_size/mul_size semantics: a size
+// that does not fit in size_t makes `overflow` true, and the caller refuses to start).
 struct SharedLayout {
+    size_t names_offset;
+    size_t devices_offset;
     size_t ticks_offset;
     size_t rollups_offset;
     size_t partials_offset;
     size_t total_bytes;
+    bool overflow;
 
     static SharedLayout compute(const SharedCapacities &c) noexcept {
         SharedLayout layout{};
-        layout.ticks_offset = (sizeof(SamplerStatus) + 63) & ~size_t{63};
-        layout.rollups_offset =
-            layout.ticks_offset + Ring::bytes_needed(c.tick_records, c.tick_entries);
-        layout.partials_offset =
-            layout.rollups_offset + Ring::bytes_needed(c.rollup_records, c.rollup_entries);
-        layout.total_bytes =
-            layout.partials_offset + Ring::bytes_needed(c.partial_records, c.partial_entries);
+        CheckedSize at(align64(sizeof(SamplerStatus)));
+        layout.names_offset = at.value;
+        at += align64(sizeof(NameDictionary));
+        layout.devices_offset = at.value;
+        at += align64(sizeof(DeviceTable));
+        layout.ticks_offset = at.value;
+        at += Ring::bytes_needed_checked(c.tick_records, c.tick_entries);
+        layout.rollups_offset = at.value;
+        at += Ring::bytes_needed_checked(c.rollup_records, c.rollup_entries);
+        layout.partials_offset = at.value;
+        at += Ring::bytes_needed_checked(c.partial_records, c.partial_entries);
+        layout.total_bytes = at.value;
+        layout.overflow = at.overflow;
         return layout;
     }
+
+  private:
+    static size_t align64(size_t n) noexcept { return (n + 63) & ~size_t{63}; }
 };
 
 // A process's view of the block.
 struct SharedView {
     SamplerStatus *status = nullptr;
+    NameDictionary *names = nullptr;
+    DeviceTable *devices = nullptr;
     Ring ticks;
     Ring rollups;
     Ring partials;  // the current minute's roll-up so far, republished every second
@@ -100,6 +162,8 @@ inline SharedView SharedView::create(void *base, const SharedCapacities &c) noex
     auto *status = static_cast<SamplerStatus *>(base);
     *status = SamplerStatus{};
     status->magic = kSharedMagic;
+    std::memset(bytes + layout.names_offset, 0, sizeof(NameDictionary));
+    std::memset(bytes + layout.devices_offset, 0, sizeof(DeviceTable));
     Ring::create(bytes + layout.ticks_offset, c.tick_records, c.tick_entries);
     Ring::create(bytes + layout.rollups_offset, c.rollup_records, c.rollup_entries);
     Ring::create(bytes + layout.partials_offset, c.partial_records, c.partial_entries);
@@ -109,7 +173,10 @@ inline SharedView SharedView::create(void *base, const SharedCapacities &c) noex
 inline SharedView SharedView::attach(void *base, const SharedCapacities &c) noexcept {
     const SharedLayout layout = SharedLayout::compute(c);
     auto *bytes = static_cast<char *>(base);
-    return SharedView{static_cast<SamplerStatus *>(base), Ring::attach(bytes + layout.ticks_offset),
+    return SharedView{static_cast<SamplerStatus *>(base),
+                      reinterpret_cast<NameDictionary *>(bytes + layout.names_offset),
+                      reinterpret_cast<DeviceTable *>(bytes + layout.devices_offset),
+                      Ring::attach(bytes + layout.ticks_offset),
                       Ring::attach(bytes + layout.rollups_offset),
                       Ring::attach(bytes + layout.partials_offset)};
 }

@@ -1,15 +1,18 @@
 #include "core/cpp_only.hpp"
 #pragma once
 // What one sampler tick computes, in plain C++: per-process samples aggregated into wait-event
-// and query groups, pg_stat_io / WAL counter snapshots turned into per-tick deltas (with reset
-// detection), and the resulting IntervalRecord plus entries ready for Ring::append(). All memory
-// is allocated by the constructors; begin()/add_*()/finish() never allocate.
+// and query groups (and the autovacuum, checkpointer and breakdown counts they imply),
+// pg_stat_io / WAL counter snapshots turned into per-tick deltas (with reset detection), the
+// database, checkpointer, device and replication-slot readings, and the resulting
+// IntervalRecord plus entries ready for Ring::append(). All memory is allocated by the
+// constructors; begin()/add_*()/finish() never allocate.
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
 #include <vector>
 
 #include "core/fixed_map.hpp"
+#include "core/names.hpp"
 #include "core/records.hpp"
 #include "core/wait_class.hpp"
 
@@ -46,11 +49,36 @@ struct IoSnapshot {
 struct ProcSample {
     BackendKind backend;
     BackendStateCode state;
-    WaitCategory category;
-    uint32_t wait_event_info;
+    WaitCategory category;     // the wait's own; the tick applies category_for() per process
+    uint32_t wait_event_info;  // as stored (a custom wait event: kCustomWaitEventClass | id)
     uint32_t database_oid;
     int64_t query_id;  // 0 when unknown
-    WalRole wal_role = WalRole::None;
+    WaitRole role = WaitRole::None;
+    StorageKind storage_kind = StorageKind::None;
+};
+
+// One reading of the server's database, checkpointer and autovacuum state, as deltas (the
+// pg layer reads, CounterDeltas subtracts). A family whose `valid` is false was not measured
+// in this tick (no baseline yet, a reset, or not read at all).
+struct DatabaseDeltas {
+    bool valid = false;
+    uint64_t xacts = 0;  // commits + rollbacks
+    uint64_t tuples_inserted = 0, tuples_updated = 0, tuples_deleted = 0;
+};
+
+struct CheckpointerDeltas {
+    bool valid = false;
+    uint64_t timed = 0, requested = 0, done = 0;
+    uint64_t write_time_ms = 0, sync_time_ms = 0, buffers_written = 0;
+    bool redo_advanced = false;  // a checkpoint or restartpoint began since the last reading
+};
+
+struct SlotReading {
+    uint16_t slot;  // NameDictionary id
+    uint8_t flags;  // SlotFlags
+    uint64_t lag_bytes;
+    uint32_t spill_count;  // deltas (0 on a baseline)
+    uint64_t spill_bytes;
 };
 
 class TickBuilder {
@@ -65,7 +93,17 @@ class TickBuilder {
     void add_io_delta(BackendKind backend, IoObjectCode object, IoContextCode context, IoOpCode op,
                       const IoCounters &delta) noexcept;
     void add_wal(const IoCounters &writes, const IoCounters &syncs) noexcept;
-    // Lay out the entries (waits, queries, I/O) and complete the record.
+    void add_databases(const DatabaseDeltas &d) noexcept;
+    void add_checkpointer(const CheckpointerDeltas &c) noexcept;
+    // autovacuum_max_workers (the effective cap); 0 when autovacuum cannot run (standby, off).
+    void set_autovacuum_max(uint32_t max_workers) noexcept { autovacuum_max_ = max_workers; }
+    void set_wal_position(uint64_t position) noexcept { record_.wal_position = position; }
+    void add_slot(const SlotReading &slot) noexcept;
+    // One device's deltas; its DeviceIo and DeviceTime entries go after the I/O cells.
+    void add_device(const DeviceIoEntry &io, const DeviceTimeEntry &time) noexcept;
+    // One probe read's latency (pg_storage_wait.probe) on a device: a histogram bin count.
+    void add_probe_latency(uint16_t device, double latency_us) noexcept;
+    // Lay out the entries (waits, queries, I/O, devices, slots) and complete the record.
     void finish(uint32_t cost_us) noexcept;
 
     IntervalRecord &record() noexcept { return record_; }
@@ -114,6 +152,13 @@ class TickBuilder {
     WaitCategory flush_lock_category() const noexcept {
         return wal_io_seen_ ? WaitCategory::Storage : WaitCategory::Lock;
     }
+    // What the checkpointer was doing at this tick (symptoms: slower checkpoints).
+    enum class CheckpointerActivity : uint8_t { Unseen, Idle, WriteDelay, Busy };
+    void note_checkpointer(const ProcSample &s, WaitCategory category) noexcept;
+    void note_autovacuum_worker(const ProcSample &s, WaitCategory category) noexcept;
+    void count_foreground(const ProcSample &s, WaitCategory category) noexcept;
+    void finish_checkpoint_flag() noexcept;
+    void finish_autovacuum() noexcept;
 
     IntervalRecord record_{};
     // The WAL flush lock rule (wait_class.hpp): decided at finish(), once the tick has seen
@@ -121,11 +166,24 @@ class TickBuilder {
     bool wal_io_seen_ = false;
     uint32_t flush_lock_info_ = 0;  // LWLock:WALWrite's wait_event_info, when sampled
     uint64_t flush_lock_active_ = 0;
+    CheckpointerActivity checkpointer_ = CheckpointerActivity::Unseen;
+    bool checkpointer_busy_before_ = false;  // at the previous tick (kept across ticks)
+    bool checkpoint_counters_moved_ = false;
+    uint32_t autovacuum_max_ = 0;
+    uint32_t autovacuum_busy_ = 0;
     FixedMap<WaitKey, uint32_t, WaitKeyHash> waits_;
     FixedMap<QueryKey, QueryCounts, QueryKeyHash> queries_;
     std::pmr::vector<ArenaEntry> io_entries_;
+    std::pmr::vector<ArenaEntry> probe_bins_;
+    std::pmr::vector<ArenaEntry> device_entries_;
+    std::pmr::vector<ArenaEntry> slot_entries_;
     std::pmr::vector<ArenaEntry> entries_;
 };
+
+// Capacities of the variable-count families one tick can record.
+constexpr size_t kMaxDevicesPerTick = 16;
+constexpr size_t kMaxSlotsPerTick = 256;
+constexpr size_t kMaxProbeBinsPerTick = 64;
 
 // Turns successive readings of the cumulative counters into deltas. A counter that went down,
 // or a changed reset timestamp, means the counters were reset (pg_stat_reset_shared, crash

@@ -61,6 +61,7 @@ constexpr WaitRule kRules[] = {
     {"Timeout", "PgSleep", kIdle, StorageKind::None, 16},
     {"Timeout", "VacuumDelay", kIdle, StorageKind::None, 16},
     {"Timeout", "VacuumTruncate", kIdle, StorageKind::None, 16},
+    {"IPC", "SyncRep", WaitCategory::SyncRep, StorageKind::None, 16},
 };
 
 struct TypeDefault {
@@ -123,14 +124,28 @@ WaitClass classify_wait_class(std::string_view type, std::string_view event) noe
     return type_default(type);
 }
 
-WalRole wal_role(std::string_view type, std::string_view event) noexcept {
+WaitRole wait_role(std::string_view type, std::string_view event) noexcept {
     if (same_name(type, "LWLock") && same_name(event, "WALWrite"))
-        return WalRole::FlushLock;
+        return WaitRole::FlushLock;
+    if (same_name(type, "Timeout") && same_name(event, "VacuumDelay"))
+        return WaitRole::VacuumDelay;
+    if (same_name(type, "Timeout") && same_name(event, "CheckpointWriteDelay"))
+        return WaitRole::CheckpointWriteDelay;
+    if (same_name(type, "Extension") && same_name(event, "Extension"))
+        return WaitRole::ExtensionGeneric;
     const WaitClass wc = classify_wait_class(type, event);
     if (same_name(type, "IO") && wc.category == WaitCategory::Storage &&
         wc.kind == StorageKind::Wal)
-        return WalRole::FlushIo;
-    return WalRole::None;
+        return WaitRole::FlushIo;
+    return WaitRole::None;
+}
+
+WaitCategory category_for(BackendKind backend, WaitCategory category, WaitRole role) noexcept {
+    const bool foreground =
+        backend == BackendKind::ClientBackend || backend == BackendKind::ParallelWorker;
+    if (role == WaitRole::ExtensionGeneric && !foreground)
+        return WaitCategory::Idle;
+    return category;
 }
 
 const char *wait_category_name(WaitCategory category) noexcept {
@@ -145,6 +160,8 @@ const char *wait_category_name(WaitCategory category) noexcept {
             return "other";
         case WaitCategory::Idle:
             return "idle";
+        case WaitCategory::SyncRep:
+            return "sync_replication";
     }
     return "other";  // a value read from a corrupt or newer record
 }

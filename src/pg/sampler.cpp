@@ -42,7 +42,8 @@ struct PidHash {
 // A wait event's classification, cached per wait_event_info.
 struct WaitFacts {
     WaitCategory category;
-    WalRole wal_role;
+    WaitRole role;
+    StorageKind storage_kind;
 };
 
 // The tick's private working memory in one 2 MB region that the kernel may back with a single
@@ -105,21 +106,24 @@ int64_t monotonic_us() {
 
 WaitFacts classify_uncached(uint32 wait_event_info) {
     if (wait_event_info == 0)
-        return {WaitCategory::Cpu, WalRole::None};
+        return {WaitCategory::Cpu, WaitRole::None, StorageKind::None};
     const uint32 wait_class = wait_event_info & 0xFF000000;
     // Custom wait event names of 17+ take a lock and can raise an error: never look them up
-    // in the tick.
+    // in the tick. The generic Extension:Extension is a worker sleeping on its latch.
     if (wait_class == PG_WAIT_EXTENSION)
-        return {WaitCategory::Other, WalRole::None};
+        return {WaitCategory::Other,
+                wait_event_info == PG_WAIT_EXTENSION ? WaitRole::ExtensionGeneric : WaitRole::None,
+                StorageKind::None};
 #ifdef PG_WAIT_INJECTIONPOINT
     if (wait_class == PG_WAIT_INJECTIONPOINT)
-        return {WaitCategory::Other, WalRole::None};
+        return {WaitCategory::Other, WaitRole::None, StorageKind::None};
 #endif
     const char *type = pgstat_get_wait_event_type(wait_event_info);
     const char *event = pgstat_get_wait_event(wait_event_info);
     type = type ? type : "";
     event = event ? event : "";
-    return {classify_wait(type, event), wal_role(type, event)};
+    const WaitClass wc = classify_wait_class(type, event);
+    return {wc.category, wait_role(type, event), wc.kind};
 }
 
 // The 8,192-slot cache puts each wait event on a line of its own, cold at every tick at short
@@ -212,7 +216,8 @@ void sample_process(uint32 index) {
     }
     const WaitFacts facts = classify(wait_event_info);
     state->tick.add_sample({kind, compat::backend_state(status.state), facts.category,
-                            wait_event_info, status.database, status.query_id, facts.wal_role});
+                            wait_event_info, status.database, status.query_id, facts.role,
+                            facts.storage_kind});
 }
 
 // The regular processes from the proc array, read without ProcArrayLock: a process joining or

@@ -122,5 +122,73 @@ TEST(Rollup, SumsIoCells) {
     EXPECT_EQ(rollup.entries()[0].io.time_us, 6000u);
 }
 
+// Devices and probe bins are summed; a slot keeps its newest lag, its largest, and the sum of
+// its spills.
+TEST(Rollup, SumsDevicesProbesAndSlots) {
+    RollupBuilder rollup(16, 16);
+    for (int i = 0; i < 3; ++i) {
+        IntervalRecord t = tick_at(60000000 + i * 1000000, 0, 0);
+        t.n_latency_bins = 1, t.n_device_entries = 2, t.n_slots = 1;
+        ArenaEntry e[4] = {};
+        e[0].bin =
+            LatencyBinEntry{EntryKind::LatencyBin, LatencySeries::Probe, 40, 0, 7, {}, 2.0, {}};
+        e[1].device_io = DeviceIoEntry{EntryKind::DeviceIo, kRoleData, 7, 100, 10, 1, 800, 80};
+        e[2].device_time = DeviceTimeEntry{EntryKind::DeviceTime, 0, 7, 5, 1, 0, 50, 60, 1, 1, 0};
+        e[3].slot =
+            SlotEntry{EntryKind::Slot,          kSlotLogical, 3, 1, uint64_t(1000 * (i + 1)),
+                      uint64_t(1000 * (i + 1)), 100};
+        rollup.add(t, e, 4);
+    }
+    rollup.finish();
+    const IntervalRecord &r = rollup.record();
+    EXPECT_EQ(r.ticks, 3u);
+    EXPECT_EQ(r.n_latency_bins, 1u);
+    EXPECT_EQ(r.n_device_entries, 2u);
+    EXPECT_EQ(r.n_slots, 1u);
+    bool saw_io = false, saw_time = false, saw_slot = false, saw_bin = false;
+    for (const ArenaEntry &e : rollup.entries()) {
+        if (e.kind == EntryKind::LatencyBin && e.bin.series == LatencySeries::Probe) {
+            saw_bin = true;
+            EXPECT_EQ(e.bin.weight, 6.0);
+            EXPECT_EQ(e.bin.device, 7);
+        } else if (e.kind == EntryKind::DeviceIo) {
+            saw_io = true;
+            EXPECT_EQ(e.device_io.reads, 300u);
+            EXPECT_EQ(e.device_io.read_sectors, 2400u);
+        } else if (e.kind == EntryKind::DeviceTime) {
+            saw_time = true;
+            EXPECT_EQ(e.device_time.busy_ms, 150u);
+            EXPECT_EQ(e.device_time.ticks, 3u);
+            EXPECT_EQ(e.device_time.ticks_at_limit, 3);
+        } else if (e.kind == EntryKind::Slot) {
+            saw_slot = true;
+            EXPECT_EQ(e.slot.lag_bytes, 3000u);
+            EXPECT_EQ(e.slot.lag_max_bytes, 3000u);
+            EXPECT_EQ(e.slot.spill_bytes, 300u);
+            EXPECT_EQ(e.slot.spill_count, 3u);
+        }
+    }
+    EXPECT_TRUE(saw_io && saw_time && saw_slot && saw_bin);
+}
+
+// accumulate() is the one place that sums records: every format-2 counter goes through it.
+TEST(Accumulate, SumsFormat2CountersAndKeepsTheNewestWalPosition) {
+    IntervalRecord a{}, b{};
+    b.xacts = 10, b.tuples_inserted = 3, b.checkpoint_sync_time_ms = 7, b.fg_sync_rep = 2;
+    b.autovacuum_samples_delay = 4, b.elapsed_us = 1000, b.seq_end_us = 50, b.wal_position = 99;
+    b.flags = kFlagInCheckpoint | kFlagBaseline;
+    accumulate(a, b);
+    accumulate(a, b);
+    EXPECT_EQ(a.xacts, 20u);
+    EXPECT_EQ(a.tuples_inserted, 6u);
+    EXPECT_EQ(a.checkpoint_sync_time_ms, 14u);
+    EXPECT_EQ(a.fg_sync_rep, 4u);
+    EXPECT_EQ(a.autovacuum_samples_delay, 8u);
+    EXPECT_EQ(a.elapsed_us, 2000u);
+    EXPECT_EQ(a.seq_end_us, 50);
+    EXPECT_EQ(a.wal_position, 99u);
+    EXPECT_EQ(a.flags, uint32_t{kFlagInCheckpoint});  // baseline describes one tick only
+}
+
 }  // namespace
 }  // namespace pgsw

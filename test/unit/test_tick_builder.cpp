@@ -110,7 +110,7 @@ constexpr uint32_t kWalSync = 0x0A000000 | 77;
 
 ProcSample flush_lock_waiter(int64_t query_id) {
     ProcSample s = active_client(WaitCategory::Storage, kWalWriteLock, query_id);
-    s.wal_role = WalRole::FlushLock;
+    s.role = WaitRole::FlushLock;
     return s;
 }
 
@@ -121,13 +121,157 @@ uint8_t category_of(const TickBuilder &tick, uint32_t wait_event_info) {
     return 255;
 }
 
+ProcSample process(BackendKind kind, WaitCategory category, WaitRole role = WaitRole::None,
+                   StorageKind storage = StorageKind::None) {
+    return {kind, BackendStateCode::None, category, 0x0A000001, 0, 0, role, storage};
+}
+
+ProcSample client(WaitCategory category, StorageKind storage = StorageKind::None) {
+    return {BackendKind::ClientBackend,
+            BackendStateCode::Active,
+            category,
+            0x0A000002,
+            5,
+            0,
+            WaitRole::None,
+            storage};
+}
+
+// The breakdown components: storage by kind, and synchronous replication apart from "other".
+TEST(TickBuilder, CountsBreakdownComponents) {
+    TickBuilder tick(16);
+    tick.begin(0, 1000000, 0);
+    tick.add_sample(client(WaitCategory::Storage, StorageKind::Read));
+    tick.add_sample(client(WaitCategory::Storage, StorageKind::Read));
+    tick.add_sample(client(WaitCategory::Storage, StorageKind::Wal));
+    tick.add_sample(client(WaitCategory::Storage, StorageKind::Temp));
+    tick.add_sample(client(WaitCategory::SyncRep));
+    tick.add_sample(client(WaitCategory::Other));
+    tick.finish(1);
+    const IntervalRecord &r = tick.record();
+    EXPECT_EQ(r.fg_active, 6u);
+    EXPECT_EQ(r.fg_storage, 4u);
+    EXPECT_EQ(r.fg_storage_read, 2u);
+    EXPECT_EQ(r.fg_storage_wal, 1u);
+    EXPECT_EQ(r.fg_sync_rep, 1u);
+    EXPECT_EQ(r.fg_cpu + r.fg_lock, 0u);
+}
+
+// A background worker sleeping on its latch (Extension:Extension) is idle: it is recorded in
+// its wait group with category idle, and never counted as active.
+TEST(TickBuilder, SleepingBackgroundWorkerIsIdle) {
+    TickBuilder tick(4);
+    tick.begin(0, 1000000, 0);
+    tick.add_sample(
+        process(BackendKind::BackgroundWorker, WaitCategory::Other, WaitRole::ExtensionGeneric));
+    tick.finish(1);
+    ASSERT_EQ(tick.entries().size(), 1u);
+    EXPECT_EQ(tick.entries()[0].wait.category, uint8_t(WaitCategory::Idle));
+}
+
+TEST(TickBuilder, AutovacuumWorkersBusyAndTheirWaits) {
+    TickBuilder tick(8);
+    tick.begin(0, 1000000, 0);
+    tick.set_autovacuum_max(3);
+    tick.add_sample(process(BackendKind::AutovacuumWorker, WaitCategory::Storage));
+    tick.add_sample(
+        process(BackendKind::AutovacuumWorker, WaitCategory::Idle, WaitRole::VacuumDelay));
+    tick.add_sample(process(BackendKind::AutovacuumWorker, WaitCategory::Cpu));
+    tick.add_sample(process(BackendKind::AutovacuumLauncher, WaitCategory::Idle));
+    tick.finish(1);
+    const IntervalRecord &r = tick.record();
+    EXPECT_EQ(r.ticks_autovacuum, 1u);
+    EXPECT_EQ(r.autovacuum_workers_busy, 3u);
+    EXPECT_EQ(r.autovacuum_workers_max, 3u);
+    EXPECT_EQ(r.ticks_autovacuum_all_busy, 1u);
+    EXPECT_EQ(r.autovacuum_samples_io, 1u);
+    EXPECT_EQ(r.autovacuum_samples_delay, 1u);
+    EXPECT_EQ(r.autovacuum_samples_cpu, 1u);
+    // Unknown maximum (standby, autovacuum off): not measured.
+    tick.begin(1, 2, 0);
+    tick.finish(1);
+    EXPECT_EQ(tick.record().ticks_autovacuum, 0u);
+}
+
+// Inside a checkpoint: the checkpointer in CheckpointWriteDelay, busy two ticks in a row, or
+// the checkpoint counters moving. One busy tick alone (its loop's housekeeping) is not.
+TEST(TickBuilder, MarksTicksInsideACheckpoint) {
+    TickBuilder tick(4);
+    auto run = [&](WaitCategory category, WaitRole role, CheckpointerDeltas counters = {}) {
+        tick.begin(0, 1, 0);
+        tick.add_sample(client(WaitCategory::Cpu));
+        tick.add_sample(process(BackendKind::Checkpointer, category, role));
+        tick.add_checkpointer(counters);
+        tick.finish(1);
+        return (tick.record().flags & kFlagInCheckpoint) != 0;
+    };
+    EXPECT_FALSE(run(WaitCategory::Idle, WaitRole::None));
+    EXPECT_TRUE(run(WaitCategory::Idle, WaitRole::CheckpointWriteDelay));
+    EXPECT_EQ(tick.record().ticks_in_checkpoint, 1u);
+    EXPECT_EQ(tick.record().fg_active_in_checkpoint, 1u);
+    EXPECT_FALSE(run(WaitCategory::Idle, WaitRole::None));
+    EXPECT_FALSE(run(WaitCategory::Storage, WaitRole::None));  // busy once
+    EXPECT_TRUE(run(WaitCategory::Storage, WaitRole::None));   // busy twice
+    CheckpointerDeltas writing;
+    writing.valid = true;
+    writing.buffers_written = 100;
+    EXPECT_TRUE(run(WaitCategory::Idle, WaitRole::None, writing));
+    EXPECT_EQ(tick.record().checkpoint_buffers_written, 100u);
+    EXPECT_EQ(tick.record().ticks_checkpointer, 1u);
+}
+
+TEST(TickBuilder, DatabaseDeltasOnlyWhenValid) {
+    TickBuilder tick(4);
+    tick.begin(0, 1, 0);
+    tick.add_databases(DatabaseDeltas{});  // not measured
+    tick.finish(1);
+    EXPECT_EQ(tick.record().ticks_db_counters, 0u);
+    tick.begin(1, 2, 0);
+    tick.add_databases(DatabaseDeltas{true, 50, 10, 20, 30});
+    tick.finish(1);
+    EXPECT_EQ(tick.record().ticks_db_counters, 1u);
+    EXPECT_EQ(tick.record().xacts, 50u);
+    EXPECT_EQ(tick.record().tuples_deleted, 30u);
+}
+
+// Devices, probe bins and slots go after the I/O cells, in the ring's run order.
+TEST(TickBuilder, LaysOutDevicesProbesAndSlotsInRunOrder) {
+    TickBuilder tick(4);
+    tick.begin(0, 1, 0);
+    tick.add_sample(client(WaitCategory::Cpu));
+    tick.add_slot({3, kSlotLogical, 4096, 1, 8192});
+    DeviceIoEntry io{};
+    io.device = 7, io.reads = 300, io.roles = kRoleData;
+    DeviceTimeEntry time{};
+    time.read_ms = 15, time.ticks = 1;
+    tick.add_device(io, time);
+    tick.add_probe_latency(7, 200.0);
+    tick.add_probe_latency(7, 210.0);  // same bin
+    tick.add_probe_latency(7, 20000.0);
+    tick.finish(1);
+    const IntervalRecord &r = tick.record();
+    EXPECT_EQ(r.n_latency_bins, 2u);
+    EXPECT_EQ(r.n_device_entries, 2u);
+    EXPECT_EQ(r.n_slots, 1u);
+    const auto &e = tick.entries();
+    ASSERT_EQ(e.size(), 1u + 2 + 2 + 1);
+    EXPECT_EQ(e[1].kind, EntryKind::LatencyBin);
+    EXPECT_EQ(e[1].bin.series, LatencySeries::Probe);
+    EXPECT_EQ(e[1].bin.weight, 2.0);
+    EXPECT_EQ(e[3].kind, EntryKind::DeviceIo);
+    EXPECT_EQ(e[4].kind, EntryKind::DeviceTime);
+    EXPECT_EQ(e[4].device_time.device, 7);
+    EXPECT_EQ(e[5].kind, EntryKind::Slot);
+    EXPECT_EQ(e[5].slot.lag_bytes, 4096u);
+}
+
 TEST(TickBuilderWalFlushLock, StorageWhileSomeoneIsInWalIo) {
     TickBuilder tick(16);
     tick.begin(0, 1, 0);
     for (int i = 0; i < 3; ++i)
         tick.add_sample(flush_lock_waiter(9));
     ProcSample syncer = active_client(WaitCategory::Storage, kWalSync, 9);
-    syncer.wal_role = WalRole::FlushIo;
+    syncer.role = WaitRole::FlushIo;
     tick.add_sample(syncer);
     tick.finish(1);
     EXPECT_EQ(tick.record().fg_active, 4u);
@@ -161,7 +305,7 @@ TEST(TickBuilderWalFlushLock, LockWhenNoProcessIsInWalIo) {
     tick.begin(1, 2, 0);
     ProcSample walwriter{
         BackendKind::Walwriter, BackendStateCode::None, WaitCategory::Storage, kWalSync, 0, 0,
-        WalRole::FlushIo};
+        WaitRole::FlushIo};
     tick.add_sample(walwriter);  // the WAL writer's flush counts too, though it is background
     tick.add_sample(flush_lock_waiter(9));
     tick.finish(1);

@@ -114,12 +114,38 @@ TEST(WaitClass, TimeoutExceptions) {
 
 TEST(WaitClass, OtherTypes) {
     EXPECT_EQ(classify_wait("IPC", "ExecuteGather"), kOther);
-    EXPECT_EQ(classify_wait("IPC", "SyncRep"), kOther);
     EXPECT_EQ(classify_wait("IPC", "MessageQueueReceive"), kOther);
     EXPECT_EQ(classify_wait("Extension", "Extension"), kOther);
     EXPECT_EQ(classify_wait("Extension", "MyCustomWait"), kOther);
     EXPECT_EQ(classify_wait("InjectionPoint", "test-point"), kOther);
     EXPECT_EQ(classify_wait("???", "unknown wait event"), kOther);
+}
+
+// Version 3: a commit waiting for a synchronous standby is its own category.
+TEST(WaitClass, SyncRepIsSyncReplication) {
+    EXPECT_EQ(classify_wait("IPC", "SyncRep"), WaitCategory::SyncRep);
+    EXPECT_STREQ(wait_category_name(WaitCategory::SyncRep), "sync_replication");
+}
+
+// Version 3: Extension:Extension is a background worker sleeping on its latch (pg_wait_sampling's
+// collector, autoprewarm): idle, except for client backends and parallel workers, where it is a
+// statement waiting inside an extension.
+TEST(WaitClass, GenericExtensionWaitIsIdleForBackgroundProcesses) {
+    const WaitRole role = wait_role("Extension", "Extension");
+    EXPECT_EQ(role, WaitRole::ExtensionGeneric);
+    EXPECT_EQ(category_for(BackendKind::BackgroundWorker, kOther, role), kIdle);
+    EXPECT_EQ(category_for(BackendKind::Walsender, kOther, role), kIdle);
+    EXPECT_EQ(category_for(BackendKind::ClientBackend, kOther, role), kOther);
+    EXPECT_EQ(category_for(BackendKind::ParallelWorker, kOther, role), kOther);
+    // A custom (named) extension wait keeps its category everywhere.
+    EXPECT_EQ(wait_role("Extension", "MyCustomWait"), WaitRole::None);
+    EXPECT_EQ(category_for(BackendKind::BackgroundWorker, kOther, WaitRole::None), kOther);
+}
+
+TEST(WaitRole, SymptomRoles) {
+    EXPECT_EQ(wait_role("Timeout", "VacuumDelay"), WaitRole::VacuumDelay);
+    EXPECT_EQ(wait_role("Timeout", "CheckpointWriteDelay"), WaitRole::CheckpointWriteDelay);
+    EXPECT_EQ(wait_role("Activity", "CheckpointerMain"), WaitRole::None);
 }
 
 TEST(WaitClass, NamesMatchWholeStringsOnly) {
@@ -164,16 +190,16 @@ TEST(WaitClass, RuleTableIsConsistent) {
     }
 }
 
-TEST(WalRole, FlushLockAndFlushIo) {
-    EXPECT_EQ(wal_role("LWLock", "WALWrite"), WalRole::FlushLock);
-    EXPECT_EQ(wal_role("IO", "WalSync"), WalRole::FlushIo);
-    EXPECT_EQ(wal_role("IO", "WALSync"), WalRole::FlushIo);  // 16's spelling
-    EXPECT_EQ(wal_role("IO", "WalWrite"), WalRole::FlushIo);
-    EXPECT_EQ(wal_role("IO", "WalInitSync"), WalRole::FlushIo);
-    EXPECT_EQ(wal_role("IO", "DataFileRead"), WalRole::None);
-    EXPECT_EQ(wal_role("IO", "WalRead"), WalRole::None);  // kind other: reading, not flushing
-    EXPECT_EQ(wal_role("LWLock", "WALInsert"), WalRole::None);
-    EXPECT_EQ(wal_role("", ""), WalRole::None);
+TEST(WaitRole, FlushLockAndFlushIo) {
+    EXPECT_EQ(wait_role("LWLock", "WALWrite"), WaitRole::FlushLock);
+    EXPECT_EQ(wait_role("IO", "WalSync"), WaitRole::FlushIo);
+    EXPECT_EQ(wait_role("IO", "WALSync"), WaitRole::FlushIo);  // 16's spelling
+    EXPECT_EQ(wait_role("IO", "WalWrite"), WaitRole::FlushIo);
+    EXPECT_EQ(wait_role("IO", "WalInitSync"), WaitRole::FlushIo);
+    EXPECT_EQ(wait_role("IO", "DataFileRead"), WaitRole::None);
+    EXPECT_EQ(wait_role("IO", "WalRead"), WaitRole::None);  // kind other: reading, not flushing
+    EXPECT_EQ(wait_role("LWLock", "WALInsert"), WaitRole::None);
+    EXPECT_EQ(wait_role("", ""), WaitRole::None);
 }
 
 }  // namespace
