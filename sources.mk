@@ -15,10 +15,13 @@ CORE_SOURCES = \
 	src/core/window.cpp
 
 PG_SOURCES = \
+	src/pg/boundary.cpp \
+	src/pg/database_counters.cpp \
 	src/pg/io_counters.cpp \
 	src/pg/module.cpp \
 	src/pg/sampler.cpp \
 	src/pg/sql_answer.cpp \
+	src/pg/sql_common.cpp \
 	src/pg/sql_raw.cpp
 
 UNIT_TEST_SOURCES = \

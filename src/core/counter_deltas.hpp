@@ -55,6 +55,11 @@ class CounterDeltas {
     }
 
     size_t keys() const noexcept { return current().size(); }
+    // The keys of the last complete reading.
+    template <typename Fn>
+    void for_each_key(Fn &&fn) const {
+        current().for_each([&fn](uint64_t key, const Values &) { fn(key); });
+    }
     uint64_t resets() const noexcept { return resets_; }
     uint64_t keys_refused() const noexcept { return keys_refused_; }
 

@@ -217,4 +217,23 @@ inline bool proc_is_live(const volatile PGPROC *proc) {
 #endif
 }
 
+// Infinite intervals exist since 17 ('infinity'::interval).
+inline bool interval_is_infinite(const Interval &value) {
+#ifdef INTERVAL_NOT_FINITE
+    return INTERVAL_NOT_FINITE(&value);
+#else
+    (void)value;
+    return false;
+#endif
+}
+
+inline bool interval_is_plus_infinity(const Interval &value) {
+#ifdef INTERVAL_IS_NOEND
+    return INTERVAL_IS_NOEND(&value);
+#else
+    (void)value;
+    return false;
+#endif
+}
+
 }  // namespace pgsw::compat

@@ -15,7 +15,7 @@
 
 #include "pg/pg_headers.hpp"
 
-#include "pg/cpp_guard.hpp"
+#include "pg/boundary.hpp"
 #include "pg/module.hpp"
 
 extern "C" {
@@ -93,33 +93,58 @@ Size shared_bytes() {
     return SharedLayout::compute(shared_capacities()).total_bytes;
 }
 
+// Refuses, at start, settings whose shared memory does not even fit in size_t.
+void check_shared_size() {
+    if (SharedLayout::compute(shared_capacities()).overflow)
+        ereport(FATAL,
+                (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                 errmsg("pg_storage_wait: the shared memory asked for does not fit in memory"),
+                 errhint("Lower pg_storage_wait.tick_records, pg_storage_wait.entries_per_tick, "
+                         "pg_storage_wait.rollup_records or pg_storage_wait.entries_per_rollup.")));
+}
+
 void request_shmem() {
     if (previous_shmem_request_hook)
         previous_shmem_request_hook();
     RequestAddinShmemSpace(shared_bytes());
 }
 
+// The history file's C++ work, run where no PostgreSQL error may be raised (the postmaster's
+// shmem hooks): any failure becomes a message for the log.
+template <typename Fn>
+bool run_cpp(Fn &&fn, char (&message)[256]) noexcept {
+    try {
+        fn();
+        return true;
+    } catch (const std::exception &e) {
+        snprintf(message, sizeof message, "%s", e.what());
+    } catch (...) {
+        snprintf(message, sizeof message, "unknown C++ exception");
+    }
+    return false;
+}
+
 void save_history_at_exit(int code, Datum) {
     // Only a clean postmaster exit: after a crash the rings may be inconsistent.
     if (code != 0 || !settings.save_history || !shared_view.status)
         return;
+    char message[256] = {0};
     std::string error;
-    CppError cpp_error;
     const bool ok =
         run_cpp([&] { error = save_history(kHistoryPath, shared_view.ticks, shared_view.rollups); },
-                cpp_error);
+                message);
     if (!ok || !error.empty())
         ereport(LOG, (errmsg("pg_storage_wait: could not save history: %s",
-                             ok ? error.c_str() : cpp_error.message)));
+                             ok ? error.c_str() : message)));
 }
 
 void restore_history() {
     HistoryLoadResult result{};
-    CppError error;
+    char message[256] = {0};
     if (!run_cpp(
             [&] { result = load_history(kHistoryPath, shared_view.ticks, shared_view.rollups); },
-            error)) {
-        ereport(WARNING, (errmsg("pg_storage_wait: could not restore history: %s", error.message),
+            message)) {
+        ereport(WARNING, (errmsg("pg_storage_wait: could not restore history: %s", message),
                           errdetail("Starting with empty history.")));
         return;
     }
@@ -162,18 +187,15 @@ SharedCapacities shared_capacities() {
 
 SharedView &require_shared() {
     if (!preloaded || shared_view.status == nullptr)
-        ereport(ERROR,
-                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("pg_storage_wait must be loaded via \"shared_preload_libraries\""),
-                 errhint("Add pg_storage_wait to shared_preload_libraries in postgresql.conf "
-                         "and restart the server.")));
+        throw UserError(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "pg_storage_wait must be loaded via \"shared_preload_libraries\"",
+                        "Add pg_storage_wait to shared_preload_libraries in postgresql.conf and "
+                        "restart the server.");
+    if (status_load(shared_view.status->magic) != kSharedMagic)
+        throw UserError(ERRCODE_INTERNAL_ERROR,
+                        "pg_storage_wait's shared memory was laid out by another build",
+                        "Restart the server after installing one version of the library.");
     return shared_view;
-}
-
-void raise_cpp_error(const CppError &error) {
-    ereport(ERROR, (errcode(error.out_of_memory ? ERRCODE_OUT_OF_MEMORY : ERRCODE_INTERNAL_ERROR),
-                    errmsg("pg_storage_wait: %s", error.message)));
-    pg_unreachable();
 }
 
 }  // namespace pgsw::pg
@@ -186,6 +208,7 @@ void _PG_init(void) {
         return;
     preloaded = true;
     define_settings();
+    check_shared_size();
     previous_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = request_shmem;
     previous_shmem_startup_hook = shmem_startup_hook;

@@ -19,8 +19,8 @@ extern Settings settings;
 
 SharedCapacities shared_capacities();
 
-// This process's view of the shared block; raises SQLSTATE 55000 (with a hint naming
-// shared_preload_libraries) when the library was not preloaded.
+// This process's view of the shared block; throws UserError 55000 (with a hint naming
+// shared_preload_libraries) when the library was not preloaded. C++ callers only (boundary.hpp).
 SharedView &require_shared();
 
 // The worker's entry point (sampler.cpp).

@@ -15,8 +15,10 @@
 #include <ctime>
 #include <memory>
 #include <memory_resource>
+#include <string>
 #include <vector>
 
+#include "core/names.hpp"
 #include "core/rollup.hpp"
 #include "core/shared_state.hpp"
 #include "core/tick_builder.hpp"
@@ -24,8 +26,9 @@
 
 #include "pg/pg_headers.hpp"
 
+#include "pg/boundary.hpp"
 #include "pg/compat.hpp"
-#include "pg/cpp_guard.hpp"
+#include "pg/database_counters.hpp"
 #include "pg/io_counters.hpp"
 #include "pg/module.hpp"
 
@@ -39,11 +42,13 @@ struct PidHash {
     size_t operator()(int k) const noexcept { return mix64(static_cast<uint64_t>(k)); }
 };
 
-// A wait event's classification, cached per wait_event_info.
+// A wait event's classification, cached per wait_event_info, and what the records store for
+// it (a custom wait event: kCustomWaitEventClass | its name's dictionary id).
 struct WaitFacts {
     WaitCategory category;
     WaitRole role;
     StorageKind storage_kind;
+    uint32_t stored_info;
 };
 
 // The tick's private working memory in one 2 MB region that the kernel may back with a single
@@ -64,12 +69,13 @@ std::pmr::memory_resource *make_tick_memory() {
 struct SamplerState {
     // `tick_memory` holds what every tick touches: this object, the tick's tables and the
     // proc array copy. The roll-up, touched once a second, and the rarely read caches do not.
-    SamplerState(size_t max_procs, std::pmr::memory_resource *tick_memory)
+    SamplerState(size_t max_procs, std::pmr::memory_resource *tick_memory, NameDictionary &dict)
         : tick(max_procs, tick_memory),
           rollup(4 * max_procs + 256, 4 * max_procs + 256),
           wait_facts(4096),
           status_slot_by_pid(max_procs + 1, tick_memory),
-          procnos(tick_memory) {}
+          procnos(tick_memory),
+          names(dict) {}
     TickBuilder tick;
     IoDeltaTracker io;
     RollupBuilder rollup;
@@ -88,6 +94,9 @@ struct SamplerState {
     std::pmr::vector<int> procnos;      // a copy of the proc array's entries (sample_proc_array)
     int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
     int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
+    NameWriter names;                   // devices, slots, custom wait events
+    DatabaseCounters databases;
+    MemoryContext tick_context = nullptr;  // what PostgreSQL's fetch functions palloc, per reading
 };
 
 SamplerState *state = nullptr;
@@ -104,26 +113,43 @@ int64_t monotonic_us() {
 
 // ---- wait events ---------------------------------------------------------------------------
 
+// A custom wait event's name (17+), looked up once per event: the lookup takes a lock and
+// raises ERRCODE_INTERNAL_ERROR for an id nobody registered, which is then named "Extension".
+uint32_t store_custom_wait_event(uint32 wait_event_info) {
+    const char *name = nullptr;
+    try {
+        name = pg_call([wait_event_info] { return pgstat_get_wait_event(wait_event_info); });
+    } catch (const PgErrorThrown &e) {
+        if (e.data->sqlerrcode != ERRCODE_INTERNAL_ERROR)
+            throw;
+    }
+    const uint16_t id = state->names.intern(NameKind::WaitEvent, name ? name : "Extension");
+    return id != 0 ? kCustomWaitEventClass | id : wait_event_info;
+}
+
 WaitFacts classify_uncached(uint32 wait_event_info) {
     if (wait_event_info == 0)
-        return {WaitCategory::Cpu, WaitRole::None, StorageKind::None};
+        return {WaitCategory::Cpu, WaitRole::None, StorageKind::None, 0};
     const uint32 wait_class = wait_event_info & 0xFF000000;
-    // Custom wait event names of 17+ take a lock and can raise an error: never look them up
-    // in the tick. The generic Extension:Extension is a worker sleeping on its latch.
+    // The generic Extension:Extension is, for a background worker, a sleep on its latch.
+    if (wait_event_info == PG_WAIT_EXTENSION)
+        return {WaitCategory::Other, WaitRole::ExtensionGeneric, StorageKind::None,
+                wait_event_info};
     if (wait_class == PG_WAIT_EXTENSION)
-        return {WaitCategory::Other,
-                wait_event_info == PG_WAIT_EXTENSION ? WaitRole::ExtensionGeneric : WaitRole::None,
-                StorageKind::None};
+        return {WaitCategory::Other, WaitRole::None, StorageKind::None,
+                store_custom_wait_event(wait_event_info)};
 #ifdef PG_WAIT_INJECTIONPOINT
     if (wait_class == PG_WAIT_INJECTIONPOINT)
-        return {WaitCategory::Other, WaitRole::None, StorageKind::None};
+        return {WaitCategory::Other, WaitRole::None, StorageKind::None, wait_event_info};
 #endif
-    const char *type = pgstat_get_wait_event_type(wait_event_info);
-    const char *event = pgstat_get_wait_event(wait_event_info);
+    const char *type =
+        pg_call([wait_event_info] { return pgstat_get_wait_event_type(wait_event_info); });
+    const char *event =
+        pg_call([wait_event_info] { return pgstat_get_wait_event(wait_event_info); });
     type = type ? type : "";
     event = event ? event : "";
     const WaitClass wc = classify_wait_class(type, event);
-    return {wc.category, wait_role(type, event), wc.kind};
+    return {wc.category, wait_role(type, event), wc.kind, wait_event_info};
 }
 
 // The 8,192-slot cache puts each wait event on a line of its own, cold at every tick at short
@@ -215,8 +241,9 @@ void sample_process(uint32 index) {
             kind = BackendKind::ParallelWorker;
     }
     const WaitFacts facts = classify(wait_event_info);
+    state->databases.note(status.database);
     state->tick.add_sample({kind, compat::backend_state(status.state), facts.category,
-                            wait_event_info, status.database, status.query_id, facts.role,
+                            facts.stored_info, status.database, status.query_id, facts.role,
                             facts.storage_kind});
 }
 
@@ -322,9 +349,7 @@ void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us, size_t ti
     if (!new_second && unfolded < state->max_unfolded_ticks &&
         state->unfolded_entries < state->max_unfolded_entries)
         return;
-    CppError error;
-    if (!run_cpp([&] { fold_unfolded_ticks(shared); }, error))
-        raise_cpp_error(error);
+    fold_unfolded_ticks(shared);
     if (!new_second || state->rollup.empty())
         return;
     state->partial_published_second = second;
@@ -349,6 +374,10 @@ void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t m
     status_store(status.last_tick_flags, flags);
     if (tick.flags & kFlagCountersReset)
         status_store(status.counter_resets, status_load(status.counter_resets) + 1);
+    if (tick.flags & kFlagEntriesTruncated)
+        status_store(status.ticks_truncated, status_load(status.ticks_truncated) + 1);
+    status_store(status.db_counter_resets, uint64_t(state->databases.resets()));
+    status_store(status.databases_tracked, uint64_t(state->databases.tracked()));
 }
 
 // pg_storage_wait.io_read_interval in ticks: backends publish their pg_stat_io counters at
@@ -359,6 +388,13 @@ int counters_read_every_ticks() {
     return std::max(1, (settings.io_read_interval_ms + interval / 2) / interval);
 }
 
+// The cumulative counters: pg_stat_io / WAL, and the databases' transactions and tuples.
+void read_counters(TickBuilder &tick, int64_t now) {
+    pg_call([] { read_io_counters(state->io_cells, state->io); });
+    tick.record().flags |= state->io.update(tick);
+    tick.add_databases(pg_call([now] { return state->databases.read(state->tick_context, now); }));
+}
+
 void run_tick(SharedView &shared, uint64_t missed) {
     const int64_t started = monotonic_us();
     const TimestampTz now = GetCurrentTimestamp();
@@ -367,8 +403,7 @@ void run_tick(SharedView &shared, uint64_t missed) {
     tick.begin(start_us, now, server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
     sample_processes();
     if (state->ticks_until_counters_read <= 0) {
-        read_io_counters(state->io_cells, state->io);
-        tick.record().flags |= state->io.update(tick);
+        read_counters(tick, now);
         state->ticks_until_counters_read = counters_read_every_ticks() - 1;
     } else {
         tick.record().flags |= kFlagCountersNotRead;
@@ -397,79 +432,118 @@ void replay_unrolled_ticks(SharedView &shared) {
 
 // ---- worker life ---------------------------------------------------------------------------
 
-// The proc array's shared struct, found by name. ShmemInitStruct raises an error when the size
-// asked differs from the size allocated, which is also how a layout other than the mirrored one
-// shows: then, or if maxProcs differs, nullptr, and the tick walks every slot.
-const volatile compat::ProcArrayLayout *find_proc_array() {
-    const int max_procs = compat::proc_array_max_procs();
-    const Size size = add_size(offsetof(compat::ProcArrayLayout, pgprocnos),
-                               mul_size(sizeof(int), static_cast<Size>(max_procs)));
-    void *volatile found_struct = nullptr;
-    volatile bool found = false;
-    char *volatile mismatch = nullptr;  // why the layout is not the mirrored one
-    const MemoryContext context = CurrentMemoryContext;
-    PG_TRY();
-    {
-        bool was_found = false;
-        found_struct = ShmemInitStruct("Proc Array", size, &was_found);
-        found = was_found;
-    }
-    PG_CATCH();
-    {
-        MemoryContextSwitchTo(context);
-        ErrorData *error = CopyErrorData();
-        FlushErrorState();
-        mismatch = pstrdup(error->message);
-        FreeErrorData(error);
-    }
-    PG_END_TRY();
-    const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(found_struct);
-    if (mismatch == nullptr && (!found || array->maxProcs != max_procs))
-        mismatch = psprintf("maxProcs %d, expected %d", found ? array->maxProcs : -1, max_procs);
-    if (mismatch != nullptr) {
-        ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
-                             "expects; the sampler walks every process slot"),
-                      errdetail_internal("%s", mismatch)));
+// Stops the sampler for good: the reason goes to the log and to storage_wait_status(), and
+// the worker exits with code 0, which the postmaster does not restart (a restart would meet
+// the same server and fail again, every second, filling the log).
+[[noreturn]] void disable_sampler(SharedView &shared, const char *reason) {
+    SamplerStatus &status = *shared.status;
+    snprintf(status.disabled_reason, sizeof status.disabled_reason, "%s", reason);
+    status_store(status.worker_disabled, uint64_t{1});
+    pg_call([reason] {
+        ereport(LOG, (errmsg("pg_storage_wait: the sampler stops and will not restart: %s", reason),
+                      errhint("Restart the server after installing a pg_storage_wait build for "
+                              "this PostgreSQL version.")));
+        proc_exit(0);
+    });
+    pg_unreachable();
+}
+
+// ShmemInitStruct() raises ERRCODE_INTERNAL_ERROR when the size asked differs from the size
+// allocated: that error, and only that one, means "not laid out as this build expects".
+void *find_shmem_struct(const char *name, Size size, bool &found, std::string &mismatch) {
+    found = false;
+    try {
+        return pg_call([name, size, &found] {
+            bool was_found = false;
+            LWLockAcquire(AddinShmemInitLock, LW_SHARED);
+            void *p = ShmemInitStruct(name, size, &was_found);
+            LWLockRelease(AddinShmemInitLock);
+            found = was_found;
+            return p;
+        });
+    } catch (const PgErrorThrown &e) {
+        if (e.data->sqlerrcode != ERRCODE_INTERNAL_ERROR)
+            throw;
+        mismatch = e.data->message ? e.data->message : "size mismatch";
         return nullptr;
     }
-    return array;
+}
+
+// The proc array's shared struct, found by name, when its layout is the one compat.hpp mirrors;
+// else nullptr, and the tick walks every slot.
+const volatile compat::ProcArrayLayout *find_proc_array() {
+    const int max_procs = compat::proc_array_max_procs();
+    const Size size = pg_call([max_procs] {
+        return add_size(offsetof(compat::ProcArrayLayout, pgprocnos),
+                        mul_size(sizeof(int), static_cast<Size>(max_procs)));
+    });
+    bool found = false;
+    std::string mismatch;
+    const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(
+        find_shmem_struct("Proc Array", size, found, mismatch));
+    if (mismatch.empty() && (!found || array->maxProcs != max_procs))
+        mismatch = "maxProcs " + std::to_string(found ? array->maxProcs : -1) + ", expected " +
+                   std::to_string(max_procs);
+    if (mismatch.empty())
+        return array;
+    const char *detail = mismatch.c_str();
+    pg_call([detail] {
+        ereport(LOG, (errmsg("pg_storage_wait: the proc array is not laid out as this build "
+                             "expects; the sampler walks every process slot"),
+                      errdetail_internal("%s", detail)));
+    });
+    return nullptr;
+}
+
+// The backend status array, found by name: without it no sample can be classified.
+void find_backend_status(SharedView &shared) {
+    backend_status_count = compat::backend_status_slots();
+    const Size size =
+        pg_call([] { return mul_size(sizeof(PgBackendStatus), compat::backend_status_slots()); });
+    bool found = false;
+    std::string mismatch;
+    backend_status = static_cast<volatile PgBackendStatus *>(
+        find_shmem_struct("Backend Status Array", size, found, mismatch));
+    if (!mismatch.empty())
+        disable_sampler(shared, ("the backend status array is not laid out as this build "
+                                 "expects (" +
+                                 mismatch + ")")
+                                    .c_str());
+    if (!found)
+        disable_sampler(shared, "the backend status array was not found in shared memory");
+}
+
+void create_state(SharedView &shared) {
+    const size_t max_procs = ProcGlobal->allProcCount;
+    std::pmr::memory_resource *tick_memory = make_tick_memory();
+    void *place = tick_memory->allocate(sizeof(SamplerState), alignof(SamplerState));
+    state = new (place) SamplerState(max_procs, tick_memory, *shared.names);
+    state->io_cells.reserve(kIoCells);
+    pg_call([] { list_io_cells(state->io, state->io_cells); });
+    state->fold_copy.entries.reserve(state->tick.max_entries());
+    state->procnos.resize(static_cast<size_t>(compat::proc_array_max_procs()));
+    state->max_unfolded_ticks = std::min<uint64_t>(128, (shared.ticks.record_capacity() - 1) / 2);
+    state->max_unfolded_entries = shared.ticks.arena_capacity() / 4;
+    state->tick_context = pg_call([] {
+        return AllocSetContextCreate(TopMemoryContext, "pg_storage_wait tick",
+                                     ALLOCSET_DEFAULT_SIZES);
+    });
 }
 
 void start_sampler(SharedView &shared) {
-    SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
-    bool found = false;
-    backend_status_count = compat::backend_status_slots();
-    LWLockAcquire(AddinShmemInitLock, LW_SHARED);
-    backend_status = static_cast<volatile PgBackendStatus *>(ShmemInitStruct(
-        "Backend Status Array", mul_size(sizeof(PgBackendStatus), backend_status_count), &found));
-    LWLockRelease(AddinShmemInitLock);
-    if (!found)
-        elog(ERROR, "pg_storage_wait: the backend status array was not found");
-    CppError error;
-    const size_t max_procs = ProcGlobal->allProcCount;
+    pg_call([] { SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE); });
+    find_backend_status(shared);
     proc_array = find_proc_array();
-    if (!run_cpp(
-            [&] {
-                std::pmr::memory_resource *tick_memory = make_tick_memory();
-                void *place = tick_memory->allocate(sizeof(SamplerState), alignof(SamplerState));
-                state = new (place) SamplerState(max_procs, tick_memory);
-                state->io_cells.reserve(kIoCells);
-                list_io_cells(state->io, state->io_cells);
-                state->fold_copy.entries.reserve(state->tick.max_entries());
-                state->procnos.resize(static_cast<size_t>(compat::proc_array_max_procs()));
-                state->max_unfolded_ticks =
-                    std::min<uint64_t>(128, (shared.ticks.record_capacity() - 1) / 2);
-                state->max_unfolded_entries = shared.ticks.arena_capacity() / 4;
-                replay_unrolled_ticks(shared);
-                state->first_unfolded_tick = shared.ticks.end();
-            },
-            error))
-        raise_cpp_error(error);
+    create_state(shared);
+    replay_unrolled_ticks(shared);
+    state->first_unfolded_tick = shared.ticks.end();
     SamplerStatus &status = *shared.status;
     status_store(status.worker_pid, int64_t{MyProcPid});
     status_store(status.worker_started_us, int64_t{GetCurrentTimestamp()});
     status_store(status.worker_starts, status_load(status.worker_starts) + 1);
     status_store(status.sample_interval_ms, int64_t{settings.sample_interval_ms});
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    status_store(status.cpu_cores, uint64_t(cores > 0 ? cores : 1));
 }
 
 void stop_sampler(int, Datum arg) {
@@ -477,20 +551,44 @@ void stop_sampler(int, Datum arg) {
     status_store(status->worker_pid, int64_t{0});
 }
 
-}  // namespace
+// Sleeps until the deadline or a signal; a shutdown or cancel request arrives here.
+void wait_until(int64_t deadline_us) {
+    const int64_t wait_us = deadline_us - monotonic_us();
+    pg_call([wait_us] {
+        if (wait_us > 0)
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                            (wait_us + 999) / 1000, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    });
+}
 
-void pg_storage_wait_worker_main(Datum) {
-    pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-    BackgroundWorkerUnblockSignals();
-    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+// A reload: new settings apply from the next tick; a new interval restarts the schedule.
+void reload(SharedView &shared, int64_t &period_us, int64_t &deadline_us) {
+    ConfigReloadPending = false;
+    pg_call([] { ProcessConfigFile(PGC_SIGHUP); });
+    state->ticks_until_counters_read = 0;
+    if (int64_t{settings.sample_interval_ms} * 1000 == period_us)
+        return;
+    period_us = int64_t{settings.sample_interval_ms} * 1000;
+    deadline_us = monotonic_us() + period_us;
+    status_store(shared.status->sample_interval_ms, int64_t{settings.sample_interval_ms});
+}
+
+// The worker's C++ body (boundary.hpp: run_worker_body).
+void sampler_main() {
     SharedView &shared = require_shared();
+    if (status_load(shared.status->worker_disabled))
+        pg_call([] { proc_exit(0); });  // disabled earlier in this server's life: stay down
     start_sampler(shared);
-    before_shmem_exit(stop_sampler, PointerGetDatum(shared.status));
-    ereport(LOG, (errmsg("pg_storage_wait sampler started (interval %d ms, %s)",
-                         settings.sample_interval_ms,
-                         proc_array ? "walking the proc array" : "walking every process slot")));
-
+    const bool walking_array = proc_array != nullptr;
+    pg_call([&shared, walking_array] {
+        before_shmem_exit(stop_sampler, PointerGetDatum(shared.status));
+        ereport(LOG,
+                (errmsg("pg_storage_wait sampler started (interval %d ms, %s)",
+                        settings.sample_interval_ms,
+                        walking_array ? "walking the proc array" : "walking every process slot")));
+    });
     int64_t period_us = int64_t{settings.sample_interval_ms} * 1000;
     int64_t deadline = monotonic_us();
     while (!ShutdownRequestPending) {
@@ -502,24 +600,20 @@ void pg_storage_wait_worker_main(Datum) {
             run_tick(shared, missed);
             deadline += static_cast<int64_t>(missed + 1) * period_us;
         }
-        const int64_t wait_us = deadline - monotonic_us();
-        if (wait_us > 0)
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                            (wait_us + 999) / 1000, PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-        if (ConfigReloadPending) {
-            ConfigReloadPending = false;
-            ProcessConfigFile(PGC_SIGHUP);
-            state->ticks_until_counters_read = 0;
-            if (int64_t{settings.sample_interval_ms} * 1000 != period_us) {
-                period_us = int64_t{settings.sample_interval_ms} * 1000;
-                deadline = monotonic_us() + period_us;
-                status_store(shared.status->sample_interval_ms,
-                             int64_t{settings.sample_interval_ms});
-            }
-        }
+        wait_until(deadline);
+        if (ConfigReloadPending)
+            reload(shared, period_us, deadline);
     }
+}
+
+}  // namespace
+
+void pg_storage_wait_worker_main(Datum) {
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+    run_worker_body(sampler_main);
     // Exit 1, not 0: a worker terminated on its own (pg_terminate_backend) is restarted after
     // bgw_restart_time; at server shutdown the postmaster restarts nothing anyway.
     proc_exit(1);
