@@ -78,6 +78,7 @@ void LatencyAccumulator::fill_quantiles(LatencySummary &s) const {
     s.p50_us = quantile_at(acc, 0.50, s.max_us);
     s.p95_us = quantile_at(acc, 0.95, s.max_us);
     s.p99_us = quantile_at(acc, 0.99, s.max_us);
+    s.p999_us = quantile_at(acc, 0.999, s.max_us);
 }
 
 LatencySummary LatencyAccumulator::summary() const noexcept {

@@ -43,6 +43,7 @@ struct LatencySummary {           // all latencies in microseconds
     double untimed_count = 0;                   // I/Os in ticks whose Δtime was 0
     double avg_us = 0;                          // total_time_us / total_count
     double p50_us = 0, p95_us = 0, p99_us = 0;  // weighted quantiles of the per-tick means
+    double p999_us = 0;                         // p99.9 (the probe's per-read tail)
     double max_us = 0;                          // largest per-tick mean
     uint64_t intervals = 0;                     // timed ticks or points that contributed
 };

@@ -24,6 +24,10 @@ bool slot_is(const NameSlot &slot, NameKind kind, std::string_view name) noexcep
 
 }  // namespace
 
+uint32_t name_count(const NameDictionary &names) noexcept {
+    return std::min(load_count(names), kNameCapacity);
+}
+
 std::string_view name_of(const NameDictionary &names, uint16_t id, NameKind kind) noexcept {
     if (id == 0 || id >= std::min(load_count(names), kNameCapacity))
         return {};

@@ -4,7 +4,8 @@
 // custom (extension) wait events. Entries are 32 bytes and cannot hold a name, and a name must
 // mean the same thing in a record read days later, after restarts: the dictionary lives in
 // shared memory, is append-only for the life of the shared memory, and is saved and restored
-// with the history file.
+// with the history file (history_file.hpp), which renumbers the names the restored records
+// use and rewrites those records' ids to match.
 //
 // Protocol: one writer (the sampler; the postmaster before any worker runs). A slot is written
 // whole, then `count` is raised with a store-release; readers load `count` with acquire and read
@@ -48,6 +49,9 @@ inline bool is_custom_wait_event(uint32_t stored_info) noexcept {
 inline uint16_t custom_wait_event_name(uint32_t stored_info) noexcept {
     return static_cast<uint16_t>(stored_info & 0xFFFFu);
 }
+
+// Slots [1, name_count) are readable (published with a store-release; this loads with acquire).
+uint32_t name_count(const NameDictionary &names) noexcept;
 
 // A reader's view: the name of an id, or empty when unknown (0, not yet published, another
 // kind than expected).

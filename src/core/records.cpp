@@ -61,6 +61,11 @@ void accumulate(IntervalRecord &s, const IntervalRecord &r) noexcept {
     s.autovacuum_samples_cpu += r.autovacuum_samples_cpu;
     s.autovacuum_samples_other += r.autovacuum_samples_other;
     s.read_latency_m2 += r.read_latency_m2;
+    s.background_cpu += r.background_cpu;
+    s.cpu_busy_us += r.cpu_busy_us;
+    s.cpu_total_us += r.cpu_total_us;
+    s.ticks_cpu += r.ticks_cpu;
+    s.client_sessions += r.client_sessions;
     if (r.wal_position != 0)
         s.wal_position = r.wal_position;
 }

@@ -135,7 +135,20 @@ struct IntervalRecord {
     double read_latency_m2;
     // Replication: WAL insert (primary) or replay (standby) position at the record's end.
     uint64_t wal_position;
-    uint64_t reserved_format2[3];
+    // Samples of other processes on CPU (checkpointer, WAL writer, autovacuum, walsenders,
+    // background workers): the cores they take are not there for user sessions (the what-if's
+    // CPU cap).
+    uint64_t background_cpu;
+    // The machine's CPU (/proc/stat, all cores, every process on it: PostgreSQL, its clients if
+    // they run here, the rest), µs of CPU time over the ticks that read it (ticks_cpu):
+    // busy / total is the utilisation, total / elapsed the cores. The what-if's CPU cap.
+    uint64_t cpu_busy_us;
+    uint64_t cpu_total_us;
+    uint32_t ticks_cpu;
+    // Client backend samples in any state (active, idle, idle in transaction): the sessions N
+    // of the closed loop N = X (W + Z) behind the what-if (verdict.hpp).
+    uint32_t reserved_format2;
+    uint64_t client_sessions;
 };
 
 enum class EntryKind : uint8_t {

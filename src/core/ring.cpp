@@ -160,7 +160,9 @@ ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const
     uint64_t source = r.entry_start, copied = 0;
     for (size_t k = 0; k < kEntryRunCount; ++k) {
         const uint64_t n = *counts[k];
-        if (kinds & kEntryRunMasks[k]) {
+        if (!(kinds & kEntryRunMasks[k])) {
+            *counts[k] = 0;
+        } else if (n > 0) {  // (an empty run: no memcpy to an empty vector's null data())
             // A run wraps at most once (n <= arena_cap / 2): two copies, no division per entry.
             const uint64_t first = source % arena_cap;
             const uint64_t head = std::min(n, arena_cap - first);
@@ -168,8 +170,6 @@ ReadStatus Ring::read(uint64_t record_no, RecordCopy &out, uint32_t kinds) const
             std::memcpy(out.entries.data() + copied + head, &arena_[0],
                         (n - head) * sizeof(ArenaEntry));
             copied += n;
-        } else {
-            *counts[k] = 0;
         }
         source += n;
     }

@@ -54,7 +54,7 @@ void RollupBuilder::add(const IntervalRecord &tick, const ArenaEntry *entries, s
 }
 
 void RollupBuilder::add_record_totals(const IntervalRecord &t) noexcept {
-    record_.end_us = t.end_us;
+    record_.end_us = std::max(record_.end_us, t.end_us);  // a late tick cannot move it back
     accumulate(record_, t);
 }
 

@@ -2,8 +2,8 @@
 #pragma once
 // The layout of pg_storage_wait's one shared-memory block, sized once at server start:
 //
-//   [SamplerStatus][NameDictionary][DeviceTable][tick ring][roll-up ring][partial roll-up ring]
-//                                               (each ring: header, records, arena)
+//   [SamplerStatus][NameDictionary][DeviceTable][ProbeTable][tick ring][roll-up ring]
+//   [partial roll-up ring]                      (each ring: header, records, arena)
 //
 // The partial roll-up ring holds the minute being summed as the sampler saw it at its last
 // whole second (window.hpp: a reader then needs at most one second of ticks after the last
@@ -13,17 +13,19 @@
 // runs); each field is a naturally aligned 64-bit integer read and written with relaxed atomics,
 // so readers get a value that was current at some moment, never a torn one. Fields are not
 // updated together: a reader may see ticks of one tick and last_tick_us of the next.
-// The rings' own protocol is in ring.hpp.
+// The rings' own protocol is in ring.hpp; the ProbeTable's (the opt-in probe's counts, written
+// by the history saver) in probe_table.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "core/names.hpp"
+#include "core/probe_table.hpp"
 #include "core/ring.hpp"
 
 namespace pgsw {
 
-constexpr uint64_t kSharedMagic = 0x7067737700000003ULL;  // "pgsw" + layout version 3
+constexpr uint64_t kSharedMagic = 0x7067737700000004ULL;  // "pgsw" + layout version 4
 
 struct SamplerStatus {
     uint64_t magic;
@@ -81,6 +83,7 @@ struct DeviceTable {
     uint32_t reserved;
     DeviceInfo devices[kMaxDevices];
 };
+static_assert(kMaxProbeSlots == kMaxDevices, "a probe slot for every device");
 
 // Every field shared between processes is read and written as a whole 8-byte (or 4-byte)
 // atomic: that must never fall back to a lock (a lock would live in one process's memory).
@@ -115,6 +118,7 @@ struct SharedCapacities {
 struct SharedLayout {
     size_t names_offset;
     size_t devices_offset;
+    size_t probes_offset;
     size_t ticks_offset;
     size_t rollups_offset;
     size_t partials_offset;
@@ -128,6 +132,8 @@ struct SharedLayout {
         at += align64(sizeof(NameDictionary));
         layout.devices_offset = at.value;
         at += align64(sizeof(DeviceTable));
+        layout.probes_offset = at.value;
+        at += align64(sizeof(ProbeTable));
         layout.ticks_offset = at.value;
         at += Ring::bytes_needed_checked(c.tick_records, c.tick_entries);
         layout.rollups_offset = at.value;
@@ -148,6 +154,7 @@ struct SharedView {
     SamplerStatus *status = nullptr;
     NameDictionary *names = nullptr;
     DeviceTable *devices = nullptr;
+    ProbeTable *probes = nullptr;
     Ring ticks;
     Ring rollups;
     Ring partials;  // the current minute's roll-up so far, republished every second
@@ -164,6 +171,7 @@ inline SharedView SharedView::create(void *base, const SharedCapacities &c) noex
     status->magic = kSharedMagic;
     std::memset(bytes + layout.names_offset, 0, sizeof(NameDictionary));
     std::memset(bytes + layout.devices_offset, 0, sizeof(DeviceTable));
+    std::memset(bytes + layout.probes_offset, 0, sizeof(ProbeTable));
     Ring::create(bytes + layout.ticks_offset, c.tick_records, c.tick_entries);
     Ring::create(bytes + layout.rollups_offset, c.rollup_records, c.rollup_entries);
     Ring::create(bytes + layout.partials_offset, c.partial_records, c.partial_entries);
@@ -176,6 +184,7 @@ inline SharedView SharedView::attach(void *base, const SharedCapacities &c) noex
     return SharedView{static_cast<SamplerStatus *>(base),
                       reinterpret_cast<NameDictionary *>(bytes + layout.names_offset),
                       reinterpret_cast<DeviceTable *>(bytes + layout.devices_offset),
+                      reinterpret_cast<ProbeTable *>(bytes + layout.probes_offset),
                       Ring::attach(bytes + layout.ticks_offset),
                       Ring::attach(bytes + layout.rollups_offset),
                       Ring::attach(bytes + layout.partials_offset)};

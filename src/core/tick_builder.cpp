@@ -83,8 +83,15 @@ void TickBuilder::add_sample(const ProcSample &s) noexcept {
         note_checkpointer(s, category);
     if (s.backend == BackendKind::AutovacuumWorker)
         note_autovacuum_worker(s, category);
+    record_.client_sessions += s.backend == BackendKind::ClientBackend;
     // Idle waits (ClientRead during COPY FROM STDIN, PgSleep, ...) are not load: no denominator.
-    if (!is_foreground_active(s.backend, s.state) || category == WaitCategory::Idle)
+    if (!is_foreground_active(s.backend, s.state)) {
+        const bool client =
+            s.backend == BackendKind::ClientBackend || s.backend == BackendKind::ParallelWorker;
+        record_.background_cpu += !client && category == WaitCategory::Cpu;
+        return;
+    }
+    if (category == WaitCategory::Idle)
         return;
     count_foreground(s, category);
     if (s.query_id == 0)
@@ -151,6 +158,12 @@ void TickBuilder::add_databases(const DatabaseDeltas &d) noexcept {
     record_.tuples_deleted += d.tuples_deleted;
 }
 
+void TickBuilder::add_cpu(uint64_t busy_us, uint64_t total_us) noexcept {
+    record_.ticks_cpu = 1;
+    record_.cpu_busy_us = busy_us;
+    record_.cpu_total_us = total_us;
+}
+
 void TickBuilder::add_checkpointer(const CheckpointerDeltas &c) noexcept {
     if (c.redo_advanced) {
         record_.checkpoints_started++;
@@ -198,20 +211,23 @@ void TickBuilder::add_device(const DeviceIoEntry &io, const DeviceTimeEntry &tim
 }
 
 void TickBuilder::add_probe_latency(uint16_t device, double latency_us) noexcept {
-    const uint8_t bin = latency_bin(latency_us);
+    if (!add_probe_bin(device, latency_bin(latency_us), 1))
+        record_.flags |= kFlagEntriesTruncated;
+}
+
+bool TickBuilder::add_probe_bin(uint16_t device, uint8_t bin, uint64_t count) noexcept {
     for (ArenaEntry &e : probe_bins_)
         if (e.bin.device == device && e.bin.bin == bin) {
-            e.bin.weight += 1;
-            return;
+            e.bin.weight += double(count);
+            return true;
         }
-    if (probe_bins_.size() == probe_bins_.capacity()) {
-        record_.flags |= kFlagEntriesTruncated;
-        return;
-    }
+    if (probe_bins_.size() == probe_bins_.capacity())
+        return false;
     ArenaEntry e{};
-    e.bin =
-        LatencyBinEntry{EntryKind::LatencyBin, LatencySeries::Probe, bin, 0, device, {}, 1.0, {}};
+    e.bin = LatencyBinEntry{
+        EntryKind::LatencyBin, LatencySeries::Probe, bin, 0, device, {}, double(count), {}};
     probe_bins_.push_back(e);
+    return true;
 }
 
 void TickBuilder::finish_checkpoint_flag() noexcept {

@@ -95,6 +95,8 @@ class TickBuilder {
     void add_wal(const IoCounters &writes, const IoCounters &syncs) noexcept;
     void add_databases(const DatabaseDeltas &d) noexcept;
     void add_checkpointer(const CheckpointerDeltas &c) noexcept;
+    // The machine's CPU time since the last reading (cpu_times.hpp), when valid.
+    void add_cpu(uint64_t busy_us, uint64_t total_us) noexcept;
     // autovacuum_max_workers (the effective cap); 0 when autovacuum cannot run (standby, off).
     void set_autovacuum_max(uint32_t max_workers) noexcept { autovacuum_max_ = max_workers; }
     void set_wal_position(uint64_t position) noexcept { record_.wal_position = position; }
@@ -103,6 +105,10 @@ class TickBuilder {
     void add_device(const DeviceIoEntry &io, const DeviceTimeEntry &time) noexcept;
     // One probe read's latency (pg_storage_wait.probe) on a device: a histogram bin count.
     void add_probe_latency(uint16_t device, double latency_us) noexcept;
+    // `count` probe reads of a device in one bin (core/probe.hpp: the probe's counts handed to
+    // the sampler). False when the tick has no room left for another bin: not recorded, and
+    // the caller keeps it for the next reading.
+    bool add_probe_bin(uint16_t device, uint8_t bin, uint64_t count) noexcept;
     // Lay out the entries (waits, queries, I/O, devices, slots) and complete the record.
     void finish(uint32_t cost_us) noexcept;
 

@@ -1,47 +1,105 @@
 #include "core/cpp_only.hpp"
 #pragma once
-// Storage-bound score and verdict over the samples of active foreground backends.
+// Where users' sessions spend their time, and whether faster storage would shorten it.
 //
-// Samples: one per sampler tick per client backend or parallel worker in state active or
-// fastpath function call (codes.hpp: is_foreground_active), classified by wait_class.hpp. Waits
-// of category idle (e.g. Client:ClientRead during COPY FROM STDIN, Timeout:PgSleep) put no load
-// on the server and belong in no denominator: callers leave them out of `active`.
+// Samples: one per sampler tick per client backend or parallel worker that is running a
+// statement (codes.hpp: is_foreground_active), outside idle waits, classified by
+// wait_class.hpp into seven components:
+//     data_read        storage waits of kind read (IO:DataFileRead, IPC:BufferIo, AIO waits)
+//     wal_flush        storage waits of kind wal, and LWLock:WALWrite counted as storage
+//     other_storage    every other storage wait (writes, extends, temp files, SLRU, ...)
+//     sync_replication IPC:SyncRep (a commit waiting for a synchronous standby)
+//     lock, cpu, other
 //
-// Formula (rounded to 0.1):
-//     storage_bound_score = 100 * storage / active
-//     storage_pct = score, cpu_pct = 100 * cpu / active, lock_pct = 100 * lock / active,
-//     other_pct = 100 * (active - storage - cpu - lock) / active
-// i.e. the share of active foreground samples spent in storage waits. The sample count is
-// returned beside it (active_samples) so a reader can judge it.
+// Little's law. With A active samples over T ticks, the average number of sessions working is
+// AAS = A / T; with X transactions per second (pg_stat_database commits + rollbacks, all
+// databases), each transaction spends W = AAS / X in the server: xact_time_ms. A component's
+// share of the samples is its share of W. Invalid, and NULL with a reason, when the window has
+// fewer than kMinTransactions transactions or none was measured, or when W exceeds the window
+// (statements spanning it).
 //
-// Verdict rules, first match wins, applied to the rounded percentages so that what is shown
-// agrees with the verdict:
-//     active < kMinActiveSamples   -> idle          (score NULL: too few samples to judge)
-//     storage_pct >= 50            -> storage-bound
-//     cpu_pct     >= 60            -> cpu-bound
-//     lock_pct    >= 40            -> lock-bound
-//     otherwise                    -> mixed         (the hint names the largest component)
-// kMinActiveSamples = 10: with 1 s ticks, a window with less than ten backend-seconds of active
-// work has nothing worth diagnosing, and one sample more or less would swing the score by 10
-// points or more.
+// The what-if. If every data-file read took the reference latency R_read instead of the
+// measured mean L_read, the data_read time would shrink to R_read / L_read of itself (never
+// grow: a component already at or under the reference keeps its time); wal_flush likewise with
+// the WAL flush latency (queueing behind LWLock:WALWrite shrinks with the flush it waits for);
+// other_storage with the data volume's read ratio (same device; kept whole when unknown).
+// The rest is unchanged. That is the storage side, r_storage = A' / A, and
+//     storage_bound_score = 100 x (1 - r_storage)   (0-100, 0.1 steps)
+// is the share of the sessions' time spent waiting on storage beyond what the reference device
+// would need: the time faster (or less throttled) storage would remove.
 //
-// The hint is one sentence naming what to look at next; it uses the latency facts (read and
-// WAL-flush latency, or the missing timing GUCs) for storage-bound windows.
+// The CPU caps what that buys. The sessions form a loop (Little's law over the N client
+// sessions, active or idle): N = X (W + Z), where Z is the time per transaction spent outside
+// the server (the client, the network, think time) — measured as Z = N / X - W. With the
+// storage faster, W_s = W x r_storage and the same sessions would run X_s = N / (W_s + Z)
+// transactions per second — but the machine did X with a share u of its CPU busy (/proc/stat:
+// every process on it, PostgreSQL's clients included when they run there), so it can do at
+// most X_cpu = X / u. If X_s > X_cpu the sessions queue for the cores instead: X' = X_cpu and
+//     W' = max(W_s, N / X_cpu - Z)            (cpu_capped)
+// else W' = W_s. speedup_at_reference = W / W', xact_time_at_reference = W'. An open workload
+// (arrivals that do not wait for answers, a pool of mostly idle connections) has a large Z:
+// X_s barely grows, the cap does not bind, and W' = W_s, as it should. Without transactions the
+// bound is W' >= u W (the Z = 0 loop); without a CPU reading, the foreground CPU samples over
+// the cores. Limits: CPU per transaction is taken as constant (it falls a little as load grows,
+// so the cap errs on the side of promising less); lock waits are kept as they are (a faster
+// commit can shorten them); a workload that is not a loop is only bounded.
+// A storage component with samples but no measured latency (timing off) is counted whole; if
+// such components make up >= kUnknownLatencyPct of the active samples the score is NULL
+// (whether faster storage would help is unknown) and the hint says to enable the timing.
+//
+// Verdict, first rule that matches (on the displayed, rounded values):
+//     active < kMinActiveSamples          -> idle             (score NULL)
+//     sync_rep_pct >= 50                  -> replication-bound
+//     score >= 50 and speedup >= 1.5      -> storage-bound (faster storage would remove at
+//                                            least half the time, and the cores allow a real
+//                                            gain)
+//     cpu_pct >= 60                       -> cpu-bound
+//     lock_pct >= 40                      -> lock-bound
+//     otherwise                           -> mixed (the hint names the largest part)
+// The hint is one sentence: what to look at next, and when storage waits are large but faster
+// storage would not shorten them (their latency is already at the reference), says so and what
+// would (fewer WAL flushes per transaction, fewer reads).
+#include <array>
 #include <cstdint>
 #include <string>
 
 namespace pgsw {
 
+constexpr int kVerdictVersion = 3;
 constexpr uint64_t kMinActiveSamples = 10;
-constexpr double kStorageBoundPct = 50.0;
+constexpr uint64_t kMinTransactions = 30;
+constexpr double kStorageBoundScore = 50.0;
+constexpr double kMinUsefulSpeedup = 1.5;
+constexpr double kReplicationBoundPct = 50.0;
 constexpr double kCpuBoundPct = 60.0;
 constexpr double kLockBoundPct = 40.0;
+constexpr double kUnknownLatencyPct = 10.0;
 
-// "other" is the rest of `active`. Should storage + cpu + lock exceed `active` (counts taken
-// at different moments), their sum is used as the denominator so no share exceeds 100 %.
+enum class Component : uint8_t {
+    DataRead,
+    WalFlush,
+    OtherStorage,
+    SyncReplication,
+    Lock,
+    Cpu,
+    Other,
+    Count
+};
+constexpr size_t kComponentCount = static_cast<size_t>(Component::Count);
+const char *component_name(Component c) noexcept;  // "data_read", ...
+
+// Active foreground samples by component; counts taken at different moments may not add up:
+// "other" is whatever `active` has beyond the rest, and a larger sum of the rest is the
+// denominator instead.
 struct SampleCounts {
-    uint64_t active = 0;  // active foreground samples outside idle-category waits
-    uint64_t storage = 0, cpu = 0, lock = 0;
+    uint64_t active = 0;
+    uint64_t storage = 0;  // all storage; read and wal are parts of it
+    uint64_t storage_read = 0;
+    uint64_t storage_wal = 0;
+    uint64_t sync_rep = 0;
+    uint64_t cpu = 0, lock = 0;
+    uint64_t ticks = 0;           // over which they were taken
+    uint64_t background_cpu = 0;  // other processes' samples on CPU, same ticks
 };
 
 struct LatencyFacts {
@@ -51,24 +109,97 @@ struct LatencyFacts {
     bool fsync_valid = false;           // fsync_avg_ms (WAL flush) is known
     bool fsync_timing_missing = false;  // WAL flushes happened, track_wal_io_timing off
     double fsync_avg_ms = 0;
-    // Shares (0..1) of the storage samples by StorageKind (wait_class.hpp).
-    double read_wait_share = 0, write_wait_share = 0, wal_wait_share = 0, temp_wait_share = 0;
 };
 
-enum class Verdict : uint8_t { Idle, StorageBound, CpuBound, LockBound, Mixed };
-const char *verdict_name(Verdict verdict) noexcept;  // "idle","storage-bound",...,"mixed"
+// The what-if's assumptions (pg_storage_wait.reference_*_latency; the worker's CPU count).
+struct ReferenceFacts {
+    double read_ms = 0.1;
+    double flush_ms = 0.1;
+    double cpu_cores = 0;  // 0: unknown, no CPU cap (fallback without a CPU reading)
+};
+
+// The machine over the window: its CPU (/proc/stat) and the client sessions.
+struct MachineFacts {
+    bool cpu_measured = false;
+    double cpu_busy_fraction = 0;  // u: busy / total CPU time, all cores
+    double cpu_cores = 0;          // cores the CPU time was counted over
+    double client_sessions = 0;    // N: client backends per tick, any state
+};
+
+struct TransactionFacts {
+    bool measured = false;  // the database counters were read in the window
+    uint64_t xacts = 0;     // commits + rollbacks
+    double seconds = 0;     // time the window's records cover
+};
+
+// Which limit of the volume the storage waits run into, as the device readings show it
+// (core/devices.hpp decides; the physics is there): a provisioned ceiling pins IOPS or MB/s at
+// one level while latency carries the load; without one, per-operation latency is the limit.
+enum class StorageLimit : uint8_t { Unknown, IopsCeiling, ThroughputCeiling, Latency };
+const char *storage_limit_name(StorageLimit limit) noexcept;  // "iops-ceiling", ...; nullptr
+
+struct StorageLimitFacts {
+    StorageLimit limit = StorageLimit::Unknown;
+    std::string device;   // kernel name of the device at the limit ("loop0", "nvme1n1")
+    double measured = 0;  // IOPS (reads + writes) or MB/s on it, over the window
+    double ceiling = 0;   // the limit in the same unit; 0 when unknown
+    bool ceiling_from_setting = false;  // pg_storage_wait.*_limit
+    bool ceiling_from_cgroup = false;   // the server's own cgroup rule; neither: detected
+    double at_limit_pct = 0;            // share of its readings at >= 95 % of the ceiling
+    double device_await_ms = -1;     // the device's own read latency (kernel r_await); -1 unknown
+    double pg_read_latency_ms = -1;  // PostgreSQL's mean read latency over the same readings
+};
+
+struct DiagnosisInput {
+    SampleCounts samples;
+    LatencyFacts latency;
+    ReferenceFacts reference;
+    TransactionFacts transactions;
+    StorageLimitFacts limit;
+    MachineFacts machine;
+    // The hint is text built with snprintf: a time series of thousands of rows has no use for
+    // it (storage_wait_history shows none), so its rows skip it.
+    bool with_hint = true;
+};
+
+enum class Verdict : uint8_t { Idle, StorageBound, CpuBound, LockBound, Mixed, ReplicationBound };
+const char *verdict_name(Verdict verdict) noexcept;
+
+struct ComponentTime {
+    uint64_t samples = 0;
+    double share_pct = 0;
+    bool latency_known = false;  // data_read, wal_flush: the measured mean and the reference
+    double latency_ms = 0, reference_ms = 0;
+    double kept_fraction = 1;  // of its time left at the reference latency (1: unchanged)
+    double ms_per_xact = 0, ms_per_xact_at_reference = 0;  // when xacts_valid
+};
 
 struct Diagnosis {
-    bool score_valid = false;  // false below kMinActiveSamples: report NULL, never 0
-    double storage_bound_score = 0;
     Verdict verdict = Verdict::Idle;
     std::string hint;
     bool pct_valid = false;  // false when there was no active sample at all
-    double storage_pct = 0, cpu_pct = 0, lock_pct = 0, other_pct = 0;
+    double storage_pct = 0, cpu_pct = 0, lock_pct = 0, sync_rep_pct = 0, other_pct = 0;
     uint64_t active_samples = 0;  // the denominator
+    std::array<ComponentTime, kComponentCount> components{};
+    // The what-if (samples only: valid without transactions).
+    bool score_valid = false;  // false below kMinActiveSamples or with unknown latencies
+    double storage_bound_score = 0;
+    double speedup_at_reference = 1;
+    bool cpu_capped = false;  // the CPU, not the storage, limits the speedup
+    // The loop behind the projection (when xacts_valid and the CPU was measured; else 0).
+    double outside_server_ms = 0;         // Z
+    double xacts_per_s_at_reference = 0;  // X'
+    double xacts_per_s_cpu_limit = 0;     // X_cpu = X / u
+    // Little's law (needs transactions).
+    bool xacts_valid = false;
+    double xacts_per_s = 0, xact_time_ms = 0, xact_time_at_reference_ms = 0;
+    std::string xacts_reason;  // why the per-transaction figures are NULL
+    // When storage-bound: which limit (never Unknown then: without device evidence of a
+    // ceiling, per-operation latency is the limit); Unknown otherwise.
+    StorageLimit storage_limit = StorageLimit::Unknown;
 };
 
-// May throw std::bad_alloc (the hint string); everything else is arithmetic.
-Diagnosis diagnose(const SampleCounts &counts, const LatencyFacts &facts);
+// May throw std::bad_alloc (the strings); everything else is arithmetic.
+Diagnosis diagnose(const DiagnosisInput &input);
 
 }  // namespace pgsw

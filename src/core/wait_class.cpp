@@ -45,6 +45,8 @@ constexpr WaitRule kRules[] = {
     {"IO", "AioIoUringExecution", kStorage, StorageKind::Read, 18},
     {"IO", "DsmAllocate", kOther, StorageKind::None, 16},
     {"IO", "DsmFillZeroWrite", kOther, StorageKind::None, 16},
+    {"IO", "CopyFromRead", kOther, StorageKind::None, 19},
+    {"IO", "CopyToWrite", kOther, StorageKind::None, 19},
     {"IPC", "BufferIo", kStorage, StorageKind::Read, 16},
     {"LWLock", "WALWrite", kStorage, StorageKind::Wal, 16},
     {"LWLock", "AioUringCompletion", kStorage, StorageKind::Read, 18},
@@ -62,6 +64,7 @@ constexpr WaitRule kRules[] = {
     {"Timeout", "VacuumDelay", kIdle, StorageKind::None, 16},
     {"Timeout", "VacuumTruncate", kIdle, StorageKind::None, 16},
     {"IPC", "SyncRep", WaitCategory::SyncRep, StorageKind::None, 16},
+    {"Timeout", "CommitDelay", kOther, StorageKind::None, 19},
 };
 
 struct TypeDefault {
@@ -75,6 +78,7 @@ constexpr TypeDefault kTypeDefaults[] = {
     {"LWLock",         {kLock, StorageKind::None}},
     {"Lock",           {kLock, StorageKind::None}},
     {"BufferPin",      {kLock, StorageKind::None}},
+    {"Buffer",         {kLock, StorageKind::None}},
     {"Activity",       {kIdle, StorageKind::None}},
     {"Client",         {kIdle, StorageKind::None}},
     {"Timeout",        {kIdle, StorageKind::None}},

@@ -16,7 +16,12 @@
 //   (no wait: type "")   cpu      an active backend with no wait is on CPU (or runnable)
 //   IO                   storage  file I/O of every kind, unless listed below
 //   LWLock               lock     unless listed below
-//   Lock, BufferPin      lock     heavyweight locks and buffer pins
+//   Lock, BufferPin      lock     heavyweight locks and buffer pins (16-18)
+//   Buffer               lock     19's name for class 0x04 (BufferPin renamed): buffer pins
+//                                 (Buffer:BufferCleanup) and the buffer content locks that
+//                                 were LWLock:BufferContent before 19 (Buffer:BufferShared,
+//                                 BufferShareExclusive, BufferExclusive) -- lock waits, as
+//                                 LWLock:BufferContent is
 //   Activity, Client     idle     waiting for work or for the client: no load on the server
 //   Timeout              idle     sleeps and throttling, unless listed below
 //   IPC                  other    unless listed below
@@ -46,6 +51,8 @@
 //   IO:AioIoUringExecution                               18     storage   read
 //   IO:DsmAllocate                  DSMAllocate          16     other     -   (shared memory)
 //   IO:DsmFillZeroWrite             DSMFillZeroWrite     16     other     -   (shared memory)
+//   IO:CopyFromRead, CopyToWrite                         19     other     -   (COPY's pipe, file
+//                                   or program I/O, not relation storage)
 //   IPC:BufferIo                    BufferIO             16     storage   read  (another
 //                                   backend's I/O on the same buffer; LWLock:BufferIO ended in 13)
 //   LWLock:WALWrite                                      16     storage   wal   (group commit:
@@ -64,6 +71,8 @@
 //   Timeout:VacuumDelay, VacuumTruncate                  16     idle      -   (throttling)
 //   IPC:SyncRep                                          16     sync_replication (version 3:
 //                                   a commit waiting for a synchronous standby's confirmation)
+//   Timeout:CommitDelay                                  19     other     -   (commit_delay's
+//                                   sleep inside a commit: not idle; before 19 it shows no wait)
 //
 // Per process (version 3, category_for()): Extension:Extension -- the generic extension wait,
 // which is what a background worker sleeping on its latch shows (pg_wait_sampling's collector,
@@ -85,6 +94,9 @@
 // ReplicationSlot*, Snapbuild*, TimelineHistory*, TwophaseFile*, VersionFile*, WalSummary*,
 // WalsenderTimelineHistoryRead, WalSyncMethodAssign, Basebackup*, 18's CopyFileCopy) are storage
 // by the IO default, kind other.
+//
+// Version 4 adds PostgreSQL 19's names (the Buffer class, IO:CopyFromRead/CopyToWrite,
+// Timeout:CommitDelay); nothing a 16-18 server reports changes category.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -93,7 +105,7 @@
 
 namespace pgsw {
 
-constexpr int kWaitClassificationVersion = 3;
+constexpr int kWaitClassificationVersion = 4;
 
 // Stored in the rings and the history file: values are fixed, append new ones only.
 enum class WaitCategory : uint8_t {
@@ -127,7 +139,7 @@ enum class WaitRole : uint8_t {
 
 struct WaitRule {
     const char *type;   // wait_event_type
-    const char *event;  // wait_event, 17/18 spelling
+    const char *event;  // wait_event, 17+ spelling
     WaitCategory category;
     StorageKind kind;
     uint8_t since_pg_version;  // 16 means 16 or older

@@ -31,11 +31,17 @@ void for_each_entry(const RecordSource &w, EntryKind kind, Fn &&fn) {
     });
 }
 
-// Seconds of history a record measures: a baseline tick measures nothing.
+// Seconds of history a record measures: a baseline tick measures nothing. The monotonic time
+// the sampler measured (elapsed_us) when the record has it, so a wall-clock step neither
+// inflates nor negates a rate; wall time for records written before it was filled.
 double record_seconds(const IntervalRecord &r) {
     if (r.ticks == 1 && (r.flags & kFlagBaseline))
         return 0;
-    return double(r.end_us - r.start_us) / 1e6;
+    if (r.elapsed_us > 0)
+        return double(r.elapsed_us) / 1e6;
+    // Unsigned: a corrupt record (a history file) can hold any times; end - start of two
+    // int64 may not fit in one (fuzz_history_file's second find).
+    return r.end_us > r.start_us ? double(uint64_t(r.end_us) - uint64_t(r.start_us)) / 1e6 : 0;
 }
 
 // One latency series (reads or WAL fsyncs) over a window: a point per tick (its mean latency,
@@ -94,6 +100,7 @@ void settle(LatencySummary &s, double timed_count, uint64_t timed_time_us, doubl
         s.p50_us = std::min(s.p50_us, max_us);
         s.p95_us = std::min(s.p95_us, max_us);
         s.p99_us = std::min(s.p99_us, max_us);
+        s.p999_us = std::min(s.p999_us, max_us);
     }
 }
 
@@ -126,32 +133,6 @@ class WaitTotals {
     FixedMap<uint32_t, uint64_t, Hash> fixed_{1024};
     std::unordered_map<uint32_t, uint64_t> overflow_;
 };
-
-LatencyFacts latency_facts(const WindowSummary &s, const WaitTotals &totals,
-                           const WaitNameTable &names) {
-    LatencyFacts f;
-    f.reads_valid = s.reads.valid;
-    f.read_timing_missing = s.reads.timing_missing;
-    f.read_avg_ms = s.reads.avg_us / 1000;
-    f.fsync_valid = s.wal_fsyncs.valid;
-    f.fsync_timing_missing = s.wal_fsyncs.timing_missing;
-    f.fsync_avg_ms = s.wal_fsyncs.avg_us / 1000;
-    double by_kind[6] = {0}, total = 0;
-    totals.for_each([&](uint32_t info, uint64_t samples) {
-        const WaitClass &wc = names.find(info).wait_class;
-        if (wc.category != WaitCategory::Storage)
-            return;
-        by_kind[static_cast<int>(wc.kind) % 6] += double(samples);
-        total += double(samples);
-    });
-    if (total > 0) {
-        f.read_wait_share = by_kind[static_cast<int>(StorageKind::Read)] / total;
-        f.write_wait_share = by_kind[static_cast<int>(StorageKind::Write)] / total;
-        f.wal_wait_share = by_kind[static_cast<int>(StorageKind::Wal)] / total;
-        f.temp_wait_share = by_kind[static_cast<int>(StorageKind::Temp)] / total;
-    }
-    return f;
-}
 
 std::string top_storage_wait(const WaitTotals &totals, const WaitNameTable &names) {
     uint32_t top = 0;
@@ -230,8 +211,8 @@ bool read_newest_partial(const PartialSource &source, RecordCopy &out) {
 }  // namespace
 
 RingWindow::RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan,
-                       const PartialSource &partial)
-    : ticks_(ticks), rollups_(rollups) {
+                       const PartialSource &partial, uint64_t *torn_reads)
+    : ticks_(ticks), rollups_(rollups), torn_reads_(torn_reads) {
     // The partial is read before the roll-ups: if its minute is finished meanwhile, the roll-up
     // ring then shows that minute, and the partial (starting before its end) is left out.
     const bool partial_read = plan.use_rollups && read_newest_partial(partial, partial_);
@@ -270,6 +251,8 @@ void RingWindow::for_each(uint32_t kinds, const Visitor &visit) const {
                 kinds ? ring.read(no, copy, kinds) : ring.read_record(no, copy.record);
             if (status == ReadStatus::Ok || status == ReadStatus::EntriesGone)
                 visit(copy, rollup);
+            else if (status == ReadStatus::Torn && torn_reads_ != nullptr)
+                __atomic_fetch_add(torn_reads_, 1, __ATOMIC_RELAXED);
         }
     };
     if (end_rollup_ > first_rollup_)
@@ -322,10 +305,11 @@ class SummaryPass {
   public:
     void add(const RecordCopy &c, bool rollup) {
         const IntervalRecord &r = c.record;
+        accumulate(s_.totals, r);
         s_.ticks += r.ticks;
+        ++s_.records;
+        s_.records_truncated += (r.flags & kFlagEntriesTruncated) ? 1 : 0;
         s_.covered_seconds += record_seconds(r);
-        counts_.active += r.fg_active, counts_.storage += r.fg_storage;
-        counts_.cpu += r.fg_cpu, counts_.lock += r.fg_lock;
         reads_ += r.reads, wal_syncs_ += r.wal_syncs;
         timed_read_us_ += r.read_time_us, timed_sync_us_ += r.wal_sync_time_us;
         read_max_us_ = std::max(read_max_us_, r.read_latency_max_us);
@@ -341,9 +325,10 @@ class SummaryPass {
                 storage_waits_.add(e.wait.wait_event_info, e.wait.samples);
     }
 
-    WindowSummary finish(const WaitNameTable &names) {
-        s_.backend_samples = counts_.active;
-        s_.active_backends_avg = s_.ticks ? double(counts_.active) / double(s_.ticks) : 0;
+    WindowSummary finish(const WaitNameTable &names, const ReferenceFacts &reference,
+                         const StorageLimitFacts &limit) {
+        s_.backend_samples = s_.totals.fg_active;
+        s_.active_backends_avg = s_.ticks ? double(s_.totals.fg_active) / double(s_.ticks) : 0;
         if (s_.covered_seconds > 0) {
             s_.reads_per_s = double(reads_) / s_.covered_seconds;
             s_.wal_fsyncs_per_s = double(wal_syncs_) / s_.covered_seconds;
@@ -353,13 +338,22 @@ class SummaryPass {
         settle(s_.reads, timed_reads_, timed_read_us_, read_max_us_);
         settle(s_.wal_fsyncs, timed_syncs_, timed_sync_us_, sync_max_us_);
         s_.top_storage_wait = top_storage_wait(storage_waits_, names);
-        s_.diagnosis = diagnose(counts_, latency_facts(s_, storage_waits_, names));
+        s_.diagnosis = diagnose_totals(s_.totals, s_.covered_seconds, latency(), reference, limit);
         return s_;
     }
 
   private:
+    LatencyFacts latency() const {
+        LatencyFacts f = latency_of_totals(s_.totals);
+        // The summaries' exact averages over the timed records are the better figures.
+        f.reads_valid = s_.reads.valid, f.read_avg_ms = s_.reads.avg_us / 1000;
+        f.read_timing_missing = s_.reads.timing_missing;
+        if (s_.wal_fsyncs.valid)
+            f.fsync_valid = true, f.fsync_avg_ms = s_.wal_fsyncs.avg_us / 1000;
+        f.fsync_timing_missing = !f.fsync_valid && s_.wal_fsyncs.timing_missing;
+        return f;
+    }
     WindowSummary s_;
-    SampleCounts counts_;
     uint64_t reads_ = 0, wal_syncs_ = 0;
     double timed_reads_ = 0, timed_syncs_ = 0;
     uint64_t timed_read_us_ = 0, timed_sync_us_ = 0;
@@ -371,11 +365,63 @@ class SummaryPass {
 
 }  // namespace
 
-WindowSummary summarize(const RecordSource &w, const WaitNameTable &names) {
+WindowSummary summarize(const RecordSource &w, const WaitNameTable &names,
+                        const ReferenceFacts &reference, const StorageLimitFacts &limit) {
     SummaryPass pass;
     for_each_record(w, kWaitGroupEntries | kLatencyBinEntries,
                     [&](const RecordCopy &c, bool rollup) { pass.add(c, rollup); });
-    return pass.finish(names);
+    return pass.finish(names, reference, limit);
+}
+
+LatencyFacts latency_of_totals(const IntervalRecord &t) {
+    LatencyFacts f;
+    f.reads_valid = t.reads > 0 && t.read_time_us > 0;
+    f.read_avg_ms = f.reads_valid ? double(t.read_time_us) / double(t.reads) / 1000 : 0;
+    f.read_timing_missing = t.reads > 0 && t.read_time_us == 0;
+    const bool syncs = t.wal_syncs > 0 && t.wal_sync_time_us > 0;
+    const bool writes_only = t.wal_syncs == 0 && t.wal_writes > 0 && t.wal_write_time_us > 0;
+    f.fsync_valid = syncs || writes_only;
+    f.fsync_avg_ms = syncs         ? double(t.wal_sync_time_us) / double(t.wal_syncs) / 1000
+                     : writes_only ? double(t.wal_write_time_us) / double(t.wal_writes) / 1000
+                                   : 0;
+    f.fsync_timing_missing = !f.fsync_valid && (t.wal_syncs > 0 || t.wal_writes > 0);
+    return f;
+}
+
+MachineFacts machine_of_totals(const IntervalRecord &t, double covered_seconds) {
+    MachineFacts m;
+    m.cpu_measured = t.ticks_cpu > 0 && t.cpu_total_us > 0;
+    if (m.cpu_measured) {
+        m.cpu_busy_fraction = double(t.cpu_busy_us) / double(t.cpu_total_us);
+        // The ticks that read the CPU measured about ticks_cpu / ticks of the covered time.
+        const double measured_us =
+            t.ticks ? 1e6 * covered_seconds * double(t.ticks_cpu) / double(t.ticks) : 0;
+        m.cpu_cores = measured_us > 0 ? double(t.cpu_total_us) / measured_us : 0;
+    }
+    m.client_sessions = t.ticks ? double(t.client_sessions) / double(t.ticks) : 0;
+    return m;
+}
+
+Diagnosis diagnose_totals(const IntervalRecord &t, double covered_seconds,
+                          const LatencyFacts &latency, const ReferenceFacts &reference,
+                          const StorageLimitFacts &limit, bool with_hint) {
+    DiagnosisInput in;
+    in.with_hint = with_hint;
+    in.samples.active = t.fg_active;
+    in.samples.storage = t.fg_storage;
+    in.samples.storage_read = t.fg_storage_read;
+    in.samples.storage_wal = t.fg_storage_wal;
+    in.samples.sync_rep = t.fg_sync_rep;
+    in.samples.cpu = t.fg_cpu;
+    in.samples.lock = t.fg_lock;
+    in.samples.ticks = t.ticks;
+    in.samples.background_cpu = t.background_cpu;
+    in.latency = latency;
+    in.reference = reference;
+    in.transactions = {t.ticks_db_counters > 0, t.xacts, covered_seconds};
+    in.limit = limit;
+    in.machine = machine_of_totals(t, covered_seconds);
+    return diagnose(in);
 }
 
 std::vector<EventRow> wait_event_profile(const RecordSource &w, const WaitNameTable &names) {
@@ -385,7 +431,10 @@ std::vector<EventRow> wait_event_profile(const RecordSource &w, const WaitNameTa
     uint64_t total = 0;
     for_each_entry(w, EntryKind::WaitGroup, [&](const ArenaEntry &e) {
         const WaitNameTable::Entry &name = names.find(e.wait.wait_event_info);
-        if (!is_active_sample(e.wait, name.wait_class.category))
+        // Idle as the tick counted it is idle whatever the name says: the per-process rule
+        // (category_for: Extension:Extension in a background worker is a sleep on its latch).
+        if (e.wait.category == uint8_t(WaitCategory::Idle) ||
+            !is_active_sample(e.wait, name.wait_class.category))
             return;
         const WaitCategory counted = name.wait_class.category == WaitCategory::Storage &&
                                              e.wait.category == uint8_t(WaitCategory::Lock)
@@ -440,10 +489,23 @@ std::vector<IoLatencyRow> io_latency(const RecordSource &w) {
     return rows;
 }
 
-std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us) {
+std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us,
+                                const ReferenceFacts &reference) {
     std::vector<HistoryRow> rows;
+    // Ticks that skip the counters (io_read_interval) leave their I/O to the next reading tick:
+    // that tick's deltas cover the time since the previous reading, not its own interval.
+    double unread_seconds = 0;
     for_each_record(w, kNoEntries, [&](const RecordCopy &c, bool rollup) {
         const IntervalRecord &r = c.record;
+        const double seconds = record_seconds(r);
+        double counter_seconds = seconds;
+        if (!rollup && (r.flags & kFlagCountersNotRead)) {
+            unread_seconds += seconds;
+            counter_seconds = 0;
+        } else if (!rollup) {
+            counter_seconds += unread_seconds;
+            unread_seconds = 0;
+        }
         int64_t time_us = r.end_us;
         if (resolution_us > 0) {
             // A roll-up belongs to the minute of its ticks' times; its start_us is the previous
@@ -452,17 +514,15 @@ std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us) {
             time_us = anchor - ((anchor % resolution_us) + resolution_us) % resolution_us;
         }
         if (rows.empty() || rows.back().sample_time_us != time_us || resolution_us == 0)
-            rows.push_back(HistoryRow{time_us, 0, 0, {}, {}, 0, 0, 0, 0});
+            rows.push_back(HistoryRow{time_us, 0, 0, IntervalRecord{}, {}});
         HistoryRow &row = rows.back();
-        row.ticks += r.ticks;
-        row.covered_seconds += record_seconds(r);
-        row.samples.active += r.fg_active, row.samples.storage += r.fg_storage;
-        row.samples.cpu += r.fg_cpu, row.samples.lock += r.fg_lock;
-        row.reads += r.reads, row.read_time_us += r.read_time_us;
-        row.wal_syncs += r.wal_syncs, row.wal_sync_time_us += r.wal_sync_time_us;
+        row.covered_seconds += seconds;
+        row.counter_seconds += counter_seconds;
+        accumulate(row.totals, r);
     });
     for (HistoryRow &row : rows)
-        row.diagnosis = diagnose(row.samples, LatencyFacts{});
+        row.diagnosis = diagnose_totals(row.totals, row.counter_seconds,
+                                        latency_of_totals(row.totals), reference, {}, false);
     return rows;
 }
 

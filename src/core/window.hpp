@@ -88,16 +88,19 @@ struct PartialSource {
 // The window read straight from the rings. Which records belong to it is fixed when it is
 // built (record numbers; the partial roll-up is copied then), so several passes see the same
 // records, except those the sampler overwrites meanwhile, which are skipped like any record
-// that is gone. May throw bad_alloc (the partial's copy).
+// that is gone. A record still torn after the reader's retries is skipped too, and counted in
+// `*torn_reads` when given (shared memory: SamplerStatus.torn_reads_skipped, added to
+// atomically). May throw bad_alloc (the partial's copy).
 class RingWindow : public RecordSource {
   public:
     RingWindow(const Ring &ticks, const Ring &rollups, const WindowPlan &plan,
-               const PartialSource &partial = {});
+               const PartialSource &partial = {}, uint64_t *torn_reads = nullptr);
     void for_each(uint32_t kinds, const Visitor &visit) const override;
     bool uses_partial() const noexcept { return have_partial_; }
 
   private:
     Ring ticks_, rollups_;
+    uint64_t *torn_reads_ = nullptr;
     uint64_t first_rollup_ = 0, end_rollup_ = 0, first_tick_ = 0, end_tick_ = 0;
     // With a partial: ticks [first_tick_, partial_first_tick_), the partial, then ticks
     // [after_partial_tick_, end_tick_).
@@ -125,9 +128,27 @@ struct WindowSummary {
     LatencySummary reads, wal_fsyncs;  // avg_us is exact (sum of time / sum of count)
     int track_io_timing = -1;          // -1 no ticks, 0 off in some tick, 1 on in every tick
     int track_wal_io_timing = -1;
+    IntervalRecord totals{};  // every record's counters summed (accumulate())
+    // Records whose breakdown is incomplete (kFlagEntriesTruncated: more groups than the tick,
+    // the roll-up or the arena held, or entries overwritten): totals are whole, but events,
+    // queries and top_storage_wait undercount. Raise entries_per_tick / entries_per_rollup.
+    uint64_t records_truncated = 0;
+    uint64_t records = 0;  // records summed
 };
 
-WindowSummary summarize(const RecordSource &records, const WaitNameTable &names);
+// `limit`: what the window's device readings say about the volume's limit (core/devices.hpp),
+// for the storage_limit and the hint of a storage-bound verdict.
+WindowSummary summarize(const RecordSource &records, const WaitNameTable &names,
+                        const ReferenceFacts &reference = {}, const StorageLimitFacts &limit = {});
+// The diagnosis of summed counters (a window, a history row), from the record fields alone.
+Diagnosis diagnose_totals(const IntervalRecord &totals, double covered_seconds,
+                          const LatencyFacts &latency, const ReferenceFacts &reference,
+                          const StorageLimitFacts &limit = {}, bool with_hint = true);
+// The machine's CPU and the client sessions over summed counters.
+MachineFacts machine_of_totals(const IntervalRecord &totals, double covered_seconds);
+// Mean latencies (ms) of summed counters; WAL flushes fall back to the WAL writes when no
+// fsync was counted (wal_sync_method open_datasync: writes are the flushes).
+LatencyFacts latency_of_totals(const IntervalRecord &totals);
 // Seconds the records measure (baseline ticks measure none): the denominator of rates.
 double covered_seconds(const RecordSource &records);
 
@@ -153,14 +174,17 @@ std::vector<IoLatencyRow> io_latency(const RecordSource &records);
 
 struct HistoryRow {
     int64_t sample_time_us;  // tick time, or bucket start when bucketed
-    uint64_t ticks;
     double covered_seconds;
-    SampleCounts samples;
+    // The time the row's counter deltas (I/O, transactions, tuples) cover: a tick that reads
+    // the counters after ticks that skipped them (io_read_interval) covers their time too; a
+    // skipping tick covers none (its rates are NULL). The denominator of the row's rates.
+    double counter_seconds;
+    IntervalRecord totals;  // the row's records summed (accumulate())
     Diagnosis diagnosis;
-    uint64_t reads, read_time_us, wal_syncs, wal_sync_time_us;
 };
 // resolution_us 0: one row per record; else records summed into buckets aligned to it.
-std::vector<HistoryRow> history(const RecordSource &records, int64_t resolution_us);
+std::vector<HistoryRow> history(const RecordSource &records, int64_t resolution_us,
+                                const ReferenceFacts &reference = {});
 
 struct QueryRow {
     int64_t query_id;

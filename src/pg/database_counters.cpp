@@ -57,6 +57,7 @@ DatabaseDeltas DatabaseCounters::read(MemoryContext scratch, int64_t now_us) {
     (void)candidates_.find_or_insert(0);  // shared catalogs' tuple counts
     noted_.for_each([this](uint32_t oid, bool) { (void)candidates_.find_or_insert(oid); });
     noted_.clear();
+    last_noted_ = 0;
     deltas_.for_each_key([this](uint64_t oid) { (void)candidates_.find_or_insert(uint32_t(oid)); });
     if (now_us >= next_scan_us_) {
         scan_shared_hash();

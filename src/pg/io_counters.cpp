@@ -1,20 +1,19 @@
-// Reading pg_stat_io for the tick. On 17+ the tracked cells are read straight from the shared
-// statistics under the same per-backend-type LWLocks that pgstat_fetch_stat_io() takes: that
+// Reading pg_stat_io for the tick. The tracked cells are read straight from the shared
+// statistics under the per-backend-type LWLocks that pgstat_fetch_stat_io() takes: that
 // function copies every backend type's whole PgStat_BktypeIO (~55 kB on 18) into a snapshot on
 // each call, which was the largest part of a 10 ms tick, while a tick needs a few hundred
 // cells. The layout used (PgStatShared_IO: locks[BACKEND_NUM_TYPES], then PgStat_IO) is the one
-// pgstat_io_snapshot_cb() reads in 17 and 18. 16 keeps the public call.
+// pgstat_io_snapshot_cb() reads in 16 to 19. A build for an untested major keeps the public
+// call (compat::kReadSharedIoInPlace).
 #include <vector>
 
 #include "core/tick_builder.hpp"
 
 #include "pg/pg_headers.hpp"
 
-#if PG_VERSION_NUM >= 170000
 extern "C" {
 #include "utils/pgstat_internal.h"
 }
-#endif
 
 #include "pg/compat.hpp"
 #include "pg/io_counters.hpp"
@@ -30,12 +29,36 @@ IoCounters cell_counters(const PgStat_BktypeIO &io, const IoCellSource &s) {
 
 void read_wal_counters(IoSnapshot &snapshot) {
     snapshot.wal_from_pg_stat_wal = compat::kWalFromPgStatWal;
-#if PG_VERSION_NUM < 180000
-    PgStat_WalStats *wal = pgstat_fetch_stat_wal();
-    snapshot.wal_reset_at_us = wal->stat_reset_timestamp;
-    snapshot.wal_writes = {uint64_t(wal->wal_write), uint64_t(wal->wal_write_time), 0};
-    snapshot.wal_syncs = {uint64_t(wal->wal_sync), uint64_t(wal->wal_sync_time), 0};
-#endif
+    compat::WalIoCounters wal;
+    if (!compat::pg_stat_wal_io(wal))
+        return;
+    snapshot.wal_reset_at_us = wal.reset_at;
+    snapshot.wal_writes = {wal.writes, wal.write_time_us, 0};
+    snapshot.wal_syncs = {wal.syncs, wal.sync_time_us, 0};
+}
+
+void read_shared_io_in_place(const std::vector<IoCellSource> &cells, IoDeltaTracker &tracker) {
+    PgStatShared_IO &shared = pgStatLocal.shmem->io;
+    // locks[0] also protects the reset timestamp (pgstat_io_snapshot_cb).
+    LWLockAcquire(&shared.locks[0], LW_SHARED);
+    tracker.next().io_reset_at_us = shared.stats.stat_reset_timestamp;
+    LWLockRelease(&shared.locks[0]);
+    for (size_t i = 0; i < cells.size();) {
+        const int type = cells[i].backend_type;
+        const PgStat_BktypeIO &io = shared.stats.stats[type];
+        LWLockAcquire(&shared.locks[type], LW_SHARED);
+        for (; i < cells.size() && cells[i].backend_type == type; ++i)
+            tracker.observe(cells[i].slot, cell_counters(io, cells[i]));
+        LWLockRelease(&shared.locks[type]);
+    }
+}
+
+void read_public_io(const std::vector<IoCellSource> &cells, IoDeltaTracker &tracker) {
+    pgstat_clear_snapshot();  // stats_fetch_consistency = none: a fresh copy each call
+    const PgStat_IO *io = pgstat_fetch_stat_io();
+    tracker.next().io_reset_at_us = io->stat_reset_timestamp;
+    for (const IoCellSource &s : cells)
+        tracker.observe(s.slot, cell_counters(io->stats[s.backend_type], s));
 }
 
 }  // namespace
@@ -64,36 +87,12 @@ void list_io_cells(IoDeltaTracker &tracker, std::vector<IoCellSource> &cells) {
     }
 }
 
-#if PG_VERSION_NUM >= 170000
-
 void read_io_counters(const std::vector<IoCellSource> &cells, IoDeltaTracker &tracker) {
-    PgStatShared_IO &shared = pgStatLocal.shmem->io;
-    // locks[0] also protects the reset timestamp (pgstat_io_snapshot_cb).
-    LWLockAcquire(&shared.locks[0], LW_SHARED);
-    tracker.next().io_reset_at_us = shared.stats.stat_reset_timestamp;
-    LWLockRelease(&shared.locks[0]);
-    for (size_t i = 0; i < cells.size();) {
-        const int type = cells[i].backend_type;
-        const PgStat_BktypeIO &io = shared.stats.stats[type];
-        LWLockAcquire(&shared.locks[type], LW_SHARED);
-        for (; i < cells.size() && cells[i].backend_type == type; ++i)
-            tracker.observe(cells[i].slot, cell_counters(io, cells[i]));
-        LWLockRelease(&shared.locks[type]);
-    }
+    if (compat::kReadSharedIoInPlace)
+        read_shared_io_in_place(cells, tracker);
+    else
+        read_public_io(cells, tracker);
     read_wal_counters(tracker.next());
 }
-
-#else
-
-void read_io_counters(const std::vector<IoCellSource> &cells, IoDeltaTracker &tracker) {
-    pgstat_clear_snapshot();  // stats_fetch_consistency = none: a fresh copy each call
-    const PgStat_IO *io = pgstat_fetch_stat_io();
-    tracker.next().io_reset_at_us = io->stat_reset_timestamp;
-    for (const IoCellSource &s : cells)
-        tracker.observe(s.slot, cell_counters(io->stats[s.backend_type], s));
-    read_wal_counters(tracker.next());
-}
-
-#endif
 
 }  // namespace pgsw::pg

@@ -14,6 +14,9 @@ struct Settings {
     int entries_per_tick;     // pg_storage_wait.entries_per_tick
     int entries_per_rollup;   // pg_storage_wait.entries_per_rollup
     bool save_history;        // pg_storage_wait.save_history (reloadable)
+    // The what-if's reference device (user-settable: a session can ask its own what-if).
+    double reference_read_latency_ms;   // pg_storage_wait.reference_read_latency
+    double reference_flush_latency_ms;  // pg_storage_wait.reference_flush_latency
 };
 extern Settings settings;
 

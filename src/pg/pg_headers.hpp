@@ -2,6 +2,8 @@
 // Boost and src/core header: port.h redefines snprintf, unlink, ... as macros.
 #pragma once
 
+#include "core/codes.hpp"  // for pg/compat.hpp, included at the end
+
 extern "C" {
 #include "postgres.h"
 
@@ -20,6 +22,7 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/array.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
@@ -30,6 +33,5 @@ extern "C" {
 #include "utils/wait_event.h"
 }
 
-#if PG_VERSION_NUM < 160000
-#error "pg_storage_wait requires PostgreSQL 16 or later (pg_stat_io)"
-#endif
+// The supported majors are checked there, before any of our own code compiles.
+#include "pg/compat.hpp"

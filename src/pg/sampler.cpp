@@ -18,8 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_times.hpp"
+#include "core/devices.hpp"
 #include "core/names.hpp"
 #include "core/rollup.hpp"
+#include "core/sampler_clock.hpp"
+#include "core/sampler_policy.hpp"
 #include "core/shared_state.hpp"
 #include "core/tick_builder.hpp"
 #include "core/wait_class.hpp"
@@ -29,8 +33,11 @@
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/database_counters.hpp"
+#include "pg/devices.hpp"
 #include "pg/io_counters.hpp"
 #include "pg/module.hpp"
+#include "pg/probe.hpp"
+#include "pg/server_state.hpp"
 
 namespace pgsw::pg {
 namespace {
@@ -83,19 +90,15 @@ struct SamplerState {
     RecentValues<uint32_t, WaitFacts, 16> recent_wait_facts;  // searched first: see classify()
     FixedMap<int, int, PidHash> status_slot_by_pid;           // 16 only
     std::vector<IoCellSource> io_cells;
-    int64_t previous_tick_us = 0;
-    int64_t partial_published_second = 0;
-    // Ticks in the ring not yet summed into the roll-up (fold_and_publish_partial).
-    uint64_t first_unfolded_tick = 0;
-    uint64_t unfolded_entries = 0;
-    uint64_t max_unfolded_ticks = 0;    // well inside the ring's records
-    uint64_t max_unfolded_entries = 0;  // and its arena
-    RecordCopy fold_copy;
-    std::pmr::vector<int> procnos;      // a copy of the proc array's entries (sample_proc_array)
+    SamplerClock clock;              // wall and monotonic time into tick times (sampler_clock.hpp)
+    RollupPolicy *policy = nullptr;  // fold, partial, replay, reset (sampler_policy.hpp)
+    std::pmr::vector<int> procnos;   // a copy of the proc array's entries (sample_proc_array)
     int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
-    int64_t history_reset_seen_us = 0;  // storage_wait_reset() handled up to this time
     NameWriter names;                   // devices, slots, custom wait events
     DatabaseCounters databases;
+    ProcStatReader proc_stat;  // the machine's CPU (the what-if's CPU cap)
+    CpuDeltas cpu{static_cast<uint64_t>(sysconf(_SC_CLK_TCK))};
+    ServerState server;                    // checkpointer, WAL position, autovacuum cap, slots
     MemoryContext tick_context = nullptr;  // what PostgreSQL's fetch functions palloc, per reading
 };
 
@@ -138,10 +141,8 @@ WaitFacts classify_uncached(uint32 wait_event_info) {
     if (wait_class == PG_WAIT_EXTENSION)
         return {WaitCategory::Other, WaitRole::None, StorageKind::None,
                 store_custom_wait_event(wait_event_info)};
-#ifdef PG_WAIT_INJECTIONPOINT
-    if (wait_class == PG_WAIT_INJECTIONPOINT)
+    if (compat::is_injection_point_class(wait_class))
         return {WaitCategory::Other, WaitRole::None, StorageKind::None, wait_event_info};
-#endif
     const char *type =
         pg_call([wait_event_info] { return pgstat_get_wait_event_type(wait_event_info); });
     const char *event =
@@ -296,66 +297,15 @@ uint32_t server_flags() {
     return flags;
 }
 
-void publish_rollup(SharedView &shared) {
-    state->rollup.finish();
-    const auto &entries = state->rollup.entries();
-    shared.rollups.append(state->rollup.record(), entries.data(), entries.size());
-}
-
-// After storage_wait_reset(), the minute being summed must not carry older ticks over, and a
-// partial published while the reset ran may hold them.
-void notice_reset(SharedView &shared) {
-    const int64_t reset_us = status_load(shared.status->history_reset_us);
-    if (reset_us == state->history_reset_seen_us)
-        return;
-    state->history_reset_seen_us = reset_us;
-    if (!state->rollup.empty())
-        state->rollup.finish();
-    shared.partials.hide_all();
-}
-
-void fold_into_rollup(SharedView &shared, const IntervalRecord &tick, const ArenaEntry *entries,
-                      size_t n) {
-    notice_reset(shared);
-    if (state->rollup.starts_new_bucket(tick))
-        publish_rollup(shared);
-    state->rollup.add(tick, entries, n);
-}
-
-// Sum the ticks appended since the last call into the minute's roll-up, reading them back from
-// the ring (the sampler's own records: never torn; hidden by a reset: skipped). Done in batches,
-// not each tick: at a 10 ms interval the roll-up's tables are otherwise cold at every tick.
-void fold_unfolded_ticks(SharedView &shared) {
-    notice_reset(shared);                 // even when every unfolded tick is hidden by it
-    RecordCopy &copy = state->fold_copy;  // entries reserved for the largest tick: no allocation
-    const uint64_t end = shared.ticks.end();
-    for (uint64_t no = state->first_unfolded_tick; no < end; ++no) {
-        const ReadStatus status = shared.ticks.read(no, copy);
-        if (status == ReadStatus::Ok || status == ReadStatus::EntriesGone)
-            fold_into_rollup(shared, copy.record, copy.entries.data(), copy.entries.size());
-    }
-    state->first_unfolded_tick = end;
-    state->unfolded_entries = 0;
-}
-
-// Once per whole second of sample time (and before the ring could reuse unfolded ticks), fold
-// the new ticks and publish the minute summed so far: readers take it in place of the minute's
-// ticks (window.hpp), so no answer reads more than ~1 s of ticks at any interval.
+// The tick's roll-up policy (core/sampler_policy.hpp), with the reset time it needs and the
+// truncated roll-ups it counts.
 void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us, size_t tick_entries) {
-    state->unfolded_entries += tick_entries;
-    const int64_t second = tick_end_us / 1000000;
-    const bool new_second = second != state->partial_published_second;
-    const uint64_t unfolded = shared.ticks.end() - state->first_unfolded_tick;
-    if (!new_second && unfolded < state->max_unfolded_ticks &&
-        state->unfolded_entries < state->max_unfolded_entries)
-        return;
-    fold_unfolded_ticks(shared);
-    if (!new_second || state->rollup.empty())
-        return;
-    state->partial_published_second = second;
-    state->rollup.snapshot();
-    const auto &entries = state->rollup.entries();
-    shared.partials.append(state->rollup.record(), entries.data(), entries.size());
+    const uint64_t truncated = state->policy->rollups_truncated();
+    state->policy->after_tick(tick_end_us, tick_entries,
+                              status_load(shared.status->history_reset_us));
+    if (const uint64_t added = state->policy->rollups_truncated() - truncated)
+        status_store(shared.status->rollups_truncated,
+                     status_load(shared.status->rollups_truncated) + added);
 }
 
 void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t missed) {
@@ -376,8 +326,10 @@ void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t m
         status_store(status.counter_resets, status_load(status.counter_resets) + 1);
     if (tick.flags & kFlagEntriesTruncated)
         status_store(status.ticks_truncated, status_load(status.ticks_truncated) + 1);
-    status_store(status.db_counter_resets, uint64_t(state->databases.resets()));
-    status_store(status.databases_tracked, uint64_t(state->databases.tracked()));
+    if (!(tick.flags & kFlagCountersNotRead)) {  // they change only when counters are read
+        status_store(status.db_counter_resets, uint64_t(state->databases.resets()));
+        status_store(status.databases_tracked, uint64_t(state->databases.tracked()));
+    }
 }
 
 // pg_storage_wait.io_read_interval in ticks: backends publish their pg_stat_io counters at
@@ -389,21 +341,46 @@ int counters_read_every_ticks() {
 }
 
 // The cumulative counters: pg_stat_io / WAL, and the databases' transactions and tuples.
-void read_counters(TickBuilder &tick, int64_t now) {
+void read_counters(SharedView &shared, TickBuilder &tick, int64_t now) {
     pg_call([] { read_io_counters(state->io_cells, state->io); });
     tick.record().flags |= state->io.update(tick);
+    sample_devices(tick);         // the same intervals as the I/O counters (pg/devices.hpp)
+    sample_probes(shared, tick);  // the probe's reads since the last reading (pg/probe.hpp)
     tick.add_databases(pg_call([now] { return state->databases.read(state->tick_context, now); }));
+    state->server.read(tick, state->names, state->tick_context);
+    if (const std::optional<CpuTimes> cpu = state->proc_stat.read()) {
+        const CpuDeltas::Delta d = state->cpu.observe(*cpu);
+        if (d.valid)
+            tick.add_cpu(d.busy_us, d.total_us);
+    }
+}
+
+// A wall-clock step is rare and worth a line in the log: sample times slew or jump (see
+// sampler_clock.hpp), rates do not.
+void log_clock_step(int64_t step_us) {
+    const double seconds = double(step_us) / 1e6;
+    pg_call([seconds] {
+        ereport(LOG, (errmsg("pg_storage_wait: the wall clock stepped %s by %.1f s",
+                             seconds < 0 ? "back" : "forward", seconds < 0 ? -seconds : seconds),
+                      errdetail(seconds < 0 ? "Sample times advance at half speed until the clock "
+                                              "meets them; rates use the monotonic clock."
+                                            : "The step is a gap in sample times; rates use the "
+                                              "monotonic clock.")));
+    });
 }
 
 void run_tick(SharedView &shared, uint64_t missed) {
     const int64_t started = monotonic_us();
-    const TimestampTz now = GetCurrentTimestamp();
+    const TickTimes times = state->clock.tick(GetCurrentTimestamp(), started);
+    const TimestampTz now = times.end_us;
     TickBuilder &tick = state->tick;
-    const int64_t start_us = state->previous_tick_us ? state->previous_tick_us : now;
-    tick.begin(start_us, now, server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
+    tick.begin(times.start_us, times.end_us,
+               server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
+    tick.record().seq_end_us = times.seq_end_us;
+    tick.record().elapsed_us = times.elapsed_us;
     sample_processes();
     if (state->ticks_until_counters_read <= 0) {
-        read_counters(tick, now);
+        read_counters(shared, tick, now);
         state->ticks_until_counters_read = counters_read_every_ticks() - 1;
     } else {
         tick.record().flags |= kFlagCountersNotRead;
@@ -413,21 +390,30 @@ void run_tick(SharedView &shared, uint64_t missed) {
     const auto &entries = tick.entries();
     shared.ticks.append(tick.record(), entries.data(), entries.size());
     fold_and_publish_partial(shared, tick.record().end_us, entries.size());
-    state->previous_tick_us = now;
     update_status(*shared.status, tick.record(), missed);
+    if (times.step_us != 0)
+        log_clock_step(times.step_us);
 }
 
 // Ticks already in the ring but not yet in a roll-up (the worker restarted, or the server did
 // and restored its history): fold them again so no minute is lost or counted twice.
 void replay_unrolled_ticks(SharedView &shared) {
-    IntervalRecord last_rollup{};
-    const uint64_t end = shared.rollups.end();
-    int64_t rolled_until = 0;
-    if (end > shared.rollups.first_readable() &&
-        shared.rollups.read_record(end - 1, last_rollup) == ReadStatus::Ok)
-        rolled_until = last_rollup.end_us;
-    for (const RecordCopy &copy : shared.ticks.read_since(rolled_until, true))
-        fold_into_rollup(shared, copy.record, copy.entries.data(), copy.entries.size());
+    state->policy->replay_unrolled(status_load(shared.status->history_reset_us));
+}
+
+// The clocks start after the newest record in the rings (restored history, or the previous
+// worker's ticks): tick times and the sampler timeline never go back across restarts.
+void start_clock(SharedView &shared) {
+    int64_t newest_end = 0, newest_seq = 0;
+    IntervalRecord r{};
+    for (const Ring *ring : {&shared.ticks, &shared.rollups}) {
+        const uint64_t end = ring->end();
+        if (end > ring->first_readable() && ring->read_record(end - 1, r) == ReadStatus::Ok) {
+            newest_end = std::max(newest_end, r.end_us);
+            newest_seq = std::max(newest_seq, r.seq_end_us);
+        }
+    }
+    state->clock.start(GetCurrentTimestamp(), monotonic_us(), newest_end, newest_seq);
 }
 
 // ---- worker life ---------------------------------------------------------------------------
@@ -449,7 +435,10 @@ void replay_unrolled_ticks(SharedView &shared) {
 }
 
 // ShmemInitStruct() raises ERRCODE_INTERNAL_ERROR when the size asked differs from the size
-// allocated: that error, and only that one, means "not laid out as this build expects".
+// allocated: that error, and only that one, means "not laid out as this build expects". It
+// releases its own ShmemIndexLock before raising, not our AddinShmemInitLock: pg_call flushes
+// the error without the abort processing that would release it, so it is released here (held
+// on, it would block every later ShmemInitStruct caller that takes it exclusively).
 void *find_shmem_struct(const char *name, Size size, bool &found, std::string &mismatch) {
     found = false;
     try {
@@ -462,6 +451,10 @@ void *find_shmem_struct(const char *name, Size size, bool &found, std::string &m
             return p;
         });
     } catch (const PgErrorThrown &e) {
+        pg_call([] {
+            if (LWLockHeldByMe(AddinShmemInitLock))
+                LWLockRelease(AddinShmemInitLock);
+        });
         if (e.data->sqlerrcode != ERRCODE_INTERNAL_ERROR)
             throw;
         mismatch = e.data->message ? e.data->message : "size mismatch";
@@ -520,10 +513,9 @@ void create_state(SharedView &shared) {
     state = new (place) SamplerState(max_procs, tick_memory, *shared.names);
     state->io_cells.reserve(kIoCells);
     pg_call([] { list_io_cells(state->io, state->io_cells); });
-    state->fold_copy.entries.reserve(state->tick.max_entries());
     state->procnos.resize(static_cast<size_t>(compat::proc_array_max_procs()));
-    state->max_unfolded_ticks = std::min<uint64_t>(128, (shared.ticks.record_capacity() - 1) / 2);
-    state->max_unfolded_entries = shared.ticks.arena_capacity() / 4;
+    state->policy = new RollupPolicy(shared.ticks, shared.rollups, shared.partials, state->rollup,
+                                     state->tick.max_entries());
     state->tick_context = pg_call([] {
         return AllocSetContextCreate(TopMemoryContext, "pg_storage_wait tick",
                                      ALLOCSET_DEFAULT_SIZES);
@@ -532,11 +524,21 @@ void create_state(SharedView &shared) {
 
 void start_sampler(SharedView &shared) {
     pg_call([] { SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE); });
+    if (compat::kUntestedMajor)
+        pg_call([] {
+            ereport(LOG, (errmsg("pg_storage_wait was built for PostgreSQL %s, newer than the "
+                                 "newest tested major (%d): pg_stat_io is read through the "
+                                 "public call, and each private structure is used only if its "
+                                 "check passes",
+                                 PG_MAJORVERSION, PGSW_NEWEST_TESTED_MAJOR)));
+        });
     find_backend_status(shared);
     proc_array = find_proc_array();
     create_state(shared);
+    start_devices(shared, state->names);
+    start_probe_collector();
     replay_unrolled_ticks(shared);
-    state->first_unfolded_tick = shared.ticks.end();
+    start_clock(shared);
     SamplerStatus &status = *shared.status;
     status_store(status.worker_pid, int64_t{MyProcPid});
     status_store(status.worker_started_us, int64_t{GetCurrentTimestamp()});
@@ -568,6 +570,8 @@ void reload(SharedView &shared, int64_t &period_us, int64_t &deadline_us) {
     ConfigReloadPending = false;
     pg_call([] { ProcessConfigFile(PGC_SIGHUP); });
     state->ticks_until_counters_read = 0;
+    devices_reload();
+    start_probe_collector();  // the probe turned on: its collector, made here, not in a tick
     if (int64_t{settings.sample_interval_ms} * 1000 == period_us)
         return;
     period_us = int64_t{settings.sample_interval_ms} * 1000;

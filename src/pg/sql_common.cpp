@@ -256,7 +256,8 @@ Window load_window(const SharedView &shared, int64_t window_us, PartialUse parti
     PartialSource partial;
     if (partial_use == PartialUse::Allowed)
         partial = {&shared.partials, status_load(shared.status->history_reset_us)};
-    w.records = std::make_unique<RingWindow>(shared.ticks, shared.rollups, w.plan, partial);
+    w.records = std::make_unique<RingWindow>(shared.ticks, shared.rollups, w.plan, partial,
+                                             &shared.status->torn_reads_skipped);
     return w;
 }
 
