@@ -56,6 +56,49 @@ FROM storage_wait_history('5 seconds', '1 second');
 SELECT sum(ticks) = (SELECT sum(ticks) FROM storage_wait_history('30 seconds')) AS buckets_add_up
 FROM storage_wait_history('30 seconds', '10 seconds');
 
+-- Where a transaction's time goes: the seven components, their shares adding up to 100.
+SELECT string_agg(component, ',' ORDER BY component) AS components, count(*) AS rows,
+       round(sum(share_pct)) AS total_share
+FROM storage_wait_breakdown('1 minute');
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute WHERE attrelid = 'storage_wait_breakdown'::regclass AND attnum > 0
+ORDER BY attnum;
+-- Per-transaction figures are NULL exactly when the hint says why.
+SELECT (xact_time_ms IS NULL) = (hint LIKE '%No time per transaction:%') AS null_has_a_reason,
+       (xact_time_at_reference_ms IS NULL) >= (xact_time_ms IS NULL) AS what_if_needs_xacts,
+       verdict IN ('storage-bound', 'replication-bound', 'cpu-bound', 'lock-bound', 'mixed', 'idle')
+         AS verdict_known
+FROM storage_wait_summary('1 minute');
+-- The what-if is the session's own: a slower reference device can only lower the speedup.
+SET pg_storage_wait.reference_read_latency = '50ms';
+SET pg_storage_wait.reference_flush_latency = '50ms';
+SELECT speedup_at_reference IS NULL OR speedup_at_reference = 1 AS nothing_to_gain
+FROM storage_wait_summary('1 minute');
+RESET pg_storage_wait.reference_read_latency;
+RESET pg_storage_wait.reference_flush_latency;
+
+-- The what-if as a function: the same projection for latencies given as arguments (NULL: the
+-- settings), with the loop behind it; NULLs come with a reason.
+SELECT proargnames FROM pg_proc WHERE proname = 'storage_wait_what_if';
+SELECT w.reference_read_latency_ms = 0.1 AS default_read_reference,
+       w.reference_flush_latency_ms = 0.1 AS default_flush_reference,
+       (w.xact_time_at_reference_ms IS NULL) = (w.reason IS NOT NULL OR w.xact_time_ms IS NULL)
+         AS null_has_a_reason,
+       w.speedup_at_reference IS NULL OR w.speedup_at_reference >= 1 AS never_slower,
+       w.cpu_busy_pct IS NULL OR w.cpu_busy_pct BETWEEN 0 AND 100 AS cpu_share
+FROM storage_wait_what_if('1 minute') w;
+SELECT reference_read_latency_ms, reference_flush_latency_ms
+FROM storage_wait_what_if('1 minute', 0.3, NULL);
+-- A slower reference can only lower the projected gain.
+SELECT coalesce(fast.speedup_at_reference >= slow.speedup_at_reference, true) AS monotonic
+FROM storage_wait_what_if('1 minute', 0.01, 0.01) fast, storage_wait_what_if('1 minute', 50, 50) slow;
+SELECT * FROM storage_wait_what_if('1 minute', 0, NULL);
+SELECT * FROM storage_wait_what_if('1 minute', NULL, -1);
+SELECT * FROM storage_wait_what_if('1 minute', 'NaN', NULL);
+SELECT * FROM storage_wait_what_if('1 minute', 'infinity', NULL);
+SELECT * FROM storage_wait_what_if(NULL);
+SELECT * FROM storage_wait_what_if('-1 minute');
+
 -- Query ids: no query text anywhere, ids joinable to pg_stat_statements.queryid.
 SELECT count(*) >= 0 AS ok FROM storage_wait_queries('1 minute');
 SELECT proargnames FROM pg_proc WHERE proname = 'storage_wait_queries';
@@ -77,6 +120,12 @@ SELECT * FROM storage_wait_history('1 hour', '0 seconds');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM storage_wait_history(NULL);
 \echo :LAST_ERROR_SQLSTATE
+SELECT * FROM storage_wait_breakdown(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM storage_wait_breakdown('0 seconds');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM storage_wait_breakdown('-1 minute');
+\echo :LAST_ERROR_SQLSTATE
 
 -- A window beyond the retention is clamped, with a NOTICE.
 SELECT window_end - window_start AS clamped_window FROM storage_wait_summary('30 days');
@@ -91,6 +140,7 @@ SELECT count(*) FROM storage_wait_events;
 SELECT count(*) FROM storage_io_latency;
 SELECT count(*) FROM storage_wait_queries;
 SELECT count(*) FROM storage_wait_history();
+SELECT count(*) FROM storage_wait_breakdown;
 RESET ROLE;
 SET ROLE pgsw_monitor2;
 SELECT count(*) AS monitor_summary FROM storage_wait_summary;
@@ -98,6 +148,7 @@ SELECT count(*) >= 0 AS monitor_events FROM storage_wait_events;
 SELECT count(*) >= 0 AS monitor_io FROM storage_io_latency;
 SELECT count(*) >= 0 AS monitor_queries FROM storage_wait_queries;
 SELECT count(*) >= 0 AS monitor_history FROM storage_wait_history();
+SELECT count(*) AS monitor_breakdown FROM storage_wait_breakdown;
 RESET ROLE;
 DROP ROLE pgsw_plain2;
 DROP ROLE pgsw_monitor2;

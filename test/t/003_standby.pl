@@ -39,6 +39,27 @@ ok(poll_until($standby,
 	 WHERE backend_type = 'client backend' AND operation IN ('read', 'hit')", 30),
 	'client reads on the standby are recorded');
 
-$standby->stop;
+# Promotion mid-run (issue 18): the same worker keeps sampling through it, the ticks after it
+# are no longer in recovery, and the history recorded as a standby is kept.
+my $pid_before = status_value($standby, 'worker_pid');
+my $starts_before = status_value($standby, 'worker_starts');
+my $oldest = $standby->safe_psql('postgres', "SELECT min(sample_time) FROM storage_wait_ticks('-infinity')");
 $primary->stop;
+$standby->promote;
+ok(poll_until($standby, "SELECT in_recovery = false FROM storage_wait_status()", 30),
+	'after promotion the ticks are no longer in recovery');
+ok(wait_for_ticks($standby, 5), 'the promoted server keeps ticking');
+is(status_value($standby, 'worker_pid'), $pid_before, 'the same sampler runs through promotion');
+is(status_value($standby, 'worker_starts'), $starts_before, 'no worker restart');
+is($standby->safe_psql('postgres', "SELECT min(sample_time) FROM storage_wait_ticks('-infinity')"),
+	$oldest, 'the standby history is kept');
+is($standby->safe_psql('postgres', q{
+	SELECT count(*) FROM storage_wait_ticks('-infinity') WHERE interval_ms < 0}), '0',
+	'no negative interval across promotion');
+$standby->safe_psql('postgres', 'CREATE TABLE after_promotion AS SELECT g FROM generate_series(1, 10000) g');
+ok(poll_until($standby,
+	"SELECT coalesce(sum(xacts), 0) > 0 FROM storage_wait_ticks(now() - interval '30 seconds')", 30),
+	'the promoted server records its writes');
+
+$standby->stop;
 done_testing();

@@ -9,7 +9,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 use Exporter 'import';
-our @EXPORT = qw(new_pgsw_node wait_for_ticks status_value poll_until);
+our @EXPORT = qw(new_pgsw_node wait_for_ticks status_value poll_until busy_machine_todo);
 
 # A node with pg_storage_wait preloaded and I/O timing on; extra settings appended.
 sub new_pgsw_node
@@ -55,6 +55,45 @@ sub wait_for_ticks
 	my $start = status_value($node, 'ticks');
 	return poll_until($node,
 		"SELECT ticks >= $start + $n FROM storage_wait_status()");
+}
+
+# The machine's CPU busy share (%, every process, /proc/stat) over $seconds.
+sub machine_cpu_busy_pct
+{
+	my ($seconds) = @_;
+	my $read = sub {
+		open my $fh, '<', '/proc/stat' or return;
+		my $line = <$fh>;
+		close $fh;
+		my @f = split ' ', $line;
+		shift @f;    # "cpu"
+		my ($user, $nice, $system, $idle, $iowait, $irq, $softirq, $steal) = @f;
+		$steal //= 0;
+		my $busy = $user + $nice + $system + $irq + $softirq + $steal;
+		return ($busy, $busy + $idle + $iowait);
+	};
+	my ($b0, $t0) = $read->();
+	return 0 unless defined $t0;
+	usleep(int($seconds * 1e6));
+	my ($b1, $t1) = $read->();
+	return $t1 > $t0 ? 100.0 * ($b1 - $b0) / ($t1 - $t0) : 0;
+}
+
+# Checks that compare the sessions' time with a quiet machine's truth (a verdict that weighs the
+# CPU left for faster storage, server time against the client's latency) mean nothing while
+# another process keeps the cores busy: the product then rightly says "the CPU is the cap".
+# Measured with this test's own server idle: returns undef on a quiet machine (the checks are
+# enforced), else a TODO reason naming the load (the checks run and are reported, not failed).
+# PGSW_QUIET_MACHINE=1 enforces them regardless.
+sub busy_machine_todo
+{
+	my ($limit_pct) = @_;
+	$limit_pct //= 25;
+	my $busy = machine_cpu_busy_pct(3);
+	diag(sprintf('machine CPU busy before the run: %.1f %% (limit %d %%)', $busy, $limit_pct));
+	return undef if $busy <= $limit_pct || ($ENV{PGSW_QUIET_MACHINE} // '') eq '1';
+	return sprintf('the machine was %.0f %% CPU busy before the run (another process): '
+		  . 'load-sensitive checks are reported, not enforced', $busy);
 }
 
 1;

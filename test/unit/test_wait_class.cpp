@@ -96,6 +96,37 @@ TEST(WaitClass, HeavyweightLocksAndPins) {
     EXPECT_EQ(classify_wait("BufferPin", "BufferPin"), kLock);
 }
 
+// 19 renames class 0x04 BufferPin -> Buffer (the pin wait becomes Buffer:BufferCleanup) and
+// moves the buffer content locks there from LWLock:BufferContent: lock waits in every version.
+TEST(WaitClass, BufferClassOf19) {
+    for (const char *event :
+         {"BufferCleanup", "BufferShared", "BufferShareExclusive", "BufferExclusive"}) {
+        EXPECT_EQ(classify_wait("Buffer", event), kLock) << event;
+        EXPECT_EQ(classify_wait_class("Buffer", event).kind, StorageKind::None) << event;
+        EXPECT_EQ(wait_role("Buffer", event), WaitRole::None) << event;
+    }
+    EXPECT_EQ(classify_wait("LWLock", "BufferContent"), classify_wait("Buffer", "BufferShared"));
+    EXPECT_EQ(classify_wait("Buffer", "SomeFutureBufferWait"), kLock);
+}
+
+// 19's COPY waits read or write the client's pipe, a file or a program: not relation storage.
+TEST(WaitClass, CopyIoOf19IsNotStorage) {
+    EXPECT_EQ(classify_wait("IO", "CopyFromRead"), kOther);
+    EXPECT_EQ(classify_wait("IO", "CopyToWrite"), kOther);
+    EXPECT_EQ(wait_role("IO", "CopyFromRead"), WaitRole::None);
+    EXPECT_EQ(classify_wait("IO", "CopyFileCopy"), kStorage);  // 18's CREATE DATABASE copy
+}
+
+TEST(WaitClass, OtherNewWaitsOf19) {
+    EXPECT_EQ(classify_wait("Timeout", "CommitDelay"), kOther);
+    for (const char *event : {"WaitForWalFlush", "WaitForWalReplay", "WaitForWalWrite",
+                              "ChecksumEnableStartCondition", "RepackWorkerExport"})
+        EXPECT_EQ(classify_wait("IPC", event), kOther) << event;
+    for (const char *event : {"WaitLSN", "LogicalDecodingControl", "DataChecksumsWorker",
+                              "AioWorkerControl", "NotifyChannelHash"})
+        EXPECT_EQ(classify_wait("LWLock", event), kLock) << event;
+}
+
 TEST(WaitClass, IdlenessIsIdle) {
     EXPECT_EQ(classify_wait("Client", "ClientRead"), kIdle);
     EXPECT_EQ(classify_wait("Client", "ClientWrite"), kIdle);
@@ -184,7 +215,9 @@ TEST(WaitClass, RuleTableIsConsistent) {
         for (char &c : key)
             c = char(std::tolower(static_cast<unsigned char>(c)));
         EXPECT_TRUE(seen.insert(key).second) << "duplicate rule " << key;
-        EXPECT_TRUE(r.since_pg_version == 16 || r.since_pg_version == 18) << key;
+        EXPECT_TRUE(r.since_pg_version == 16 || r.since_pg_version == 18 ||
+                    r.since_pg_version == 19)
+            << key;
         EXPECT_EQ(r.kind != StorageKind::None, r.category == kStorage) << key;
         EXPECT_EQ(classify_wait(r.type, r.event), r.category) << key;
     }

@@ -74,9 +74,12 @@ const WaitNameTable &names() {
 void add_procs(TickBuilder &t, uint32_t wait, uint32_t n, int64_t query_id = 0,
                BackendKind kind = BackendKind::ClientBackend,
                BackendStateCode state = BackendStateCode::Active, uint32_t db = kDb) {
-    const WaitCategory category = names().find(wait).wait_class.category;
+    // As the sampler classifies: category, storage kind and role from the name.
+    const WaitNameTable::Entry &e = names().find(wait);
+    const WaitRole role = wait_role(e.type, e.event);
     for (uint32_t i = 0; i < n; ++i)
-        t.add_sample(ProcSample{kind, state, category, wait, db, query_id});
+        t.add_sample(ProcSample{kind, state, e.wait_class.category, wait, db, query_id, role,
+                                e.wait_class.kind});
 }
 
 // Relation reads by client backends (pg_stat_io: relation, normal, read).
@@ -438,7 +441,7 @@ TEST_F(WindowRead, RollupsThenNewerTicksCountEveryTickOnce) {
     EXPECT_DOUBLE_EQ(sum.reads_per_s, double(reads) / 630.0);
     uint64_t history_reads = 0, history_ticks = 0;
     for (const HistoryRow &row : history(w, 0))
-        history_reads += row.reads, history_ticks += row.ticks;
+        history_reads += row.totals.reads, history_ticks += row.totals.ticks;
     EXPECT_EQ(history_reads, reads);
     EXPECT_EQ(history_ticks, 630u);
     // 2 backends on average in storage waits (1 + k%3), one on CPU.
@@ -739,6 +742,7 @@ TEST(WindowSummary, StorageBoundProfile) {
             add_procs(t, kPgSleep, 1);
             add_procs(t, kDataFileSync, 1, 0, BackendKind::Checkpointer, BackendStateCode::None, 0);
             add_reads(t, 200, 200 * 2500);
+            add_syncs(t, 20, 20 * 1000);
         });
     const WindowSummary sum = summarize(s.window(kHour), names());
     EXPECT_EQ(sum.ticks, 10u);
@@ -748,8 +752,9 @@ TEST(WindowSummary, StorageBoundProfile) {
     EXPECT_TRUE(d.score_valid);
     EXPECT_TRUE(d.pct_valid);
     EXPECT_EQ(d.verdict, Verdict::StorageBound);
-    EXPECT_DOUBLE_EQ(d.storage_bound_score, 75.0);
-    EXPECT_GE(d.storage_bound_score, 70.0);
+    // Per tick: 5 read waits at 2.5 ms would take 0.1 ms (0.2 samples kept), the WAL sync at
+    // 1 ms 0.1 ms (0.1 kept), CPU and lock stay: 2.3 of 8 kept.
+    EXPECT_DOUBLE_EQ(d.storage_bound_score, 71.3);
     EXPECT_DOUBLE_EQ(d.storage_pct, 75.0);
     EXPECT_DOUBLE_EQ(d.cpu_pct, 12.5);
     EXPECT_DOUBLE_EQ(d.lock_pct, 12.5);
@@ -786,9 +791,8 @@ TEST(WindowSummary, CpuBoundProfile) {
     const WindowSummary sum = summarize(s.window(kHour), names());
     const Diagnosis &d = sum.diagnosis;
     EXPECT_EQ(d.verdict, Verdict::CpuBound);
-    EXPECT_TRUE(d.score_valid);
-    EXPECT_DOUBLE_EQ(d.storage_bound_score, 20.0);
-    EXPECT_LE(d.storage_bound_score, 20.0);
+    // A fifth of the time in read waits whose latency no counter measured: no score.
+    EXPECT_FALSE(d.score_valid);
     EXPECT_DOUBLE_EQ(d.cpu_pct, 80.0);
     EXPECT_EQ(sum.top_storage_wait, "IPC:BufferIo");
     EXPECT_FALSE(sum.reads.valid);
@@ -908,7 +912,9 @@ TEST(WindowSummary, TimingOffGivesNoLatencyButCountsReads) {
     EXPECT_DOUBLE_EQ(sum.reads_per_s, 50.0);
     EXPECT_DOUBLE_EQ(sum.wal_fsyncs_per_s, 5.0);
     EXPECT_EQ(sum.track_io_timing, 0);
-    EXPECT_EQ(sum.diagnosis.verdict, Verdict::StorageBound);
+    // All the time in storage waits of unknown latency: no claim that faster storage helps.
+    EXPECT_FALSE(sum.diagnosis.score_valid);
+    EXPECT_EQ(sum.diagnosis.verdict, Verdict::Mixed);
     EXPECT_NE(sum.diagnosis.hint.find("track_io_timing"), std::string::npos) << sum.diagnosis.hint;
 }
 
@@ -1063,9 +1069,40 @@ TEST(WindowSummary, CountersResetInsideTheWindow) {
     ASSERT_EQ(rows.size(), 10u);
     EXPECT_DOUBLE_EQ(rows[0].covered_seconds, 0.0);
     EXPECT_DOUBLE_EQ(rows[6].covered_seconds, 0.0);
-    EXPECT_EQ(rows[6].reads, 0u);
+    EXPECT_EQ(rows[6].totals.reads, 0u);
     EXPECT_DOUBLE_EQ(rows[7].covered_seconds, 1.0);
-    EXPECT_EQ(rows[7].reads, 50u);
+    EXPECT_EQ(rows[7].totals.reads, 50u);
+}
+
+// io_read_interval 1 s at a 100 ms sample interval: nine ticks skip the counters and the tenth
+// carries a second's reads. Its rate divides by that second, not by its own 100 ms (a 10x
+// inflation found by the device tests: 3,164 reads/s reported for 300/s measured).
+TEST(WindowHistory, ATickAfterSkippedReadingsCoversTheirTime) {
+    Sampler s(4096, 64, kSecond / 10);
+    s.tick(kTiming | kFlagBaseline, [](TickBuilder &) {});
+    for (int second = 0; second < 3; ++second) {
+        for (int i = 0; i < 9; ++i)
+            s.tick(kTiming | kFlagCountersNotRead, [](TickBuilder &t) { add_procs(t, kCpu, 1); });
+        s.tick(kTiming, [](TickBuilder &t) {
+            add_procs(t, kCpu, 1);
+            add_reads(t, 300, 300 * 1000);
+        });
+    }
+    const WindowRecords w = s.window(kHour);
+    const std::vector<HistoryRow> rows = history(w, 0);
+    ASSERT_EQ(rows.size(), 31u);
+    for (size_t i = 1; i < rows.size(); ++i) {
+        const bool reading = i % 10 == 0;
+        EXPECT_NEAR(rows[i].counter_seconds, reading ? 1.0 : 0.0, 1e-9) << i;
+        if (reading) {
+            EXPECT_NEAR(double(rows[i].totals.reads) / rows[i].counter_seconds, 300.0, 1e-6);
+        }
+    }
+    // Buckets of a second hold one reading each: the same rate.
+    for (const HistoryRow &row : history(w, kSecond))
+        if (row.totals.reads > 0) {
+            EXPECT_NEAR(double(row.totals.reads) / row.counter_seconds, 300.0, 1e-6);
+        }
 }
 
 // ---- summarize over roll-ups ---------------------------------------------------------------
@@ -1424,15 +1461,15 @@ TEST(WindowHistory, OneRowPerTickAtResolutionZero) {
     for (uint64_t k = 1; k <= 12; ++k) {
         const HistoryRow &row = rows[k - 1];
         EXPECT_EQ(row.sample_time_us, kT0 + int64_t(k) * kSecond);
-        EXPECT_EQ(row.ticks, 1u);
+        EXPECT_EQ(row.totals.ticks, 1u);
         EXPECT_DOUBLE_EQ(row.covered_seconds, 1.0);
-        EXPECT_EQ(row.samples.active, k % 3 + 1);
-        EXPECT_EQ(row.samples.storage, k % 3);
-        EXPECT_EQ(row.samples.cpu, 1u);
-        EXPECT_EQ(row.reads, k);
-        EXPECT_EQ(row.read_time_us, k * 100);
-        EXPECT_EQ(row.wal_syncs, 2u);
-        EXPECT_EQ(row.wal_sync_time_us, 600u);
+        EXPECT_EQ(row.totals.fg_active, k % 3 + 1);
+        EXPECT_EQ(row.totals.fg_storage, k % 3);
+        EXPECT_EQ(row.totals.fg_cpu, 1u);
+        EXPECT_EQ(row.totals.reads, k);
+        EXPECT_EQ(row.totals.read_time_us, k * 100);
+        EXPECT_EQ(row.totals.wal_syncs, 2u);
+        EXPECT_EQ(row.totals.wal_sync_time_us, 600u);
         // Each row carries its own verdict: too few samples to judge.
         EXPECT_EQ(row.diagnosis.verdict, Verdict::Idle);
     }
@@ -1446,7 +1483,7 @@ TEST(WindowHistory, TicksSummedIntoAlignedBuckets) {
     for (uint64_t k = 1; k <= 35; ++k) {
         s.tick(kTiming, [&](TickBuilder &t) {
             add_procs(t, kDataFileRead, 2);
-            add_reads(t, k, k * 10);
+            add_reads(t, k, k * 2000);  // 2 ms per read
         });
         reads += k;
     }
@@ -1458,18 +1495,18 @@ TEST(WindowHistory, TicksSummedIntoAlignedBuckets) {
     for (size_t i = 0; i < rows.size(); ++i) {
         EXPECT_EQ(rows[i].sample_time_us, kT0 + int64_t(i) * 10 * kSecond);
         EXPECT_EQ(rows[i].sample_time_us % (10 * kSecond), 0);
-        EXPECT_EQ(rows[i].ticks, ticks[i]);
+        EXPECT_EQ(rows[i].totals.ticks, ticks[i]);
         EXPECT_DOUBLE_EQ(rows[i].covered_seconds, double(ticks[i]));
-        EXPECT_EQ(rows[i].samples.active, 2 * ticks[i]);
-        total_ticks += rows[i].ticks, total_reads += rows[i].reads;
-        total_active += rows[i].samples.active;
+        EXPECT_EQ(rows[i].totals.fg_active, 2 * ticks[i]);
+        total_ticks += rows[i].totals.ticks, total_reads += rows[i].totals.reads;
+        total_active += rows[i].totals.fg_active;
     }
-    EXPECT_EQ(rows[1].reads, 10u + 11 + 12 + 13 + 14 + 15 + 16 + 17 + 18 + 19);
-    EXPECT_EQ(rows[1].read_time_us, 10 * rows[1].reads);
+    EXPECT_EQ(rows[1].totals.reads, 10u + 11 + 12 + 13 + 14 + 15 + 16 + 17 + 18 + 19);
+    EXPECT_EQ(rows[1].totals.read_time_us, 2000 * rows[1].totals.reads);
     EXPECT_EQ(total_ticks, 35u);
     EXPECT_EQ(total_reads, reads);
     EXPECT_EQ(total_active, 70u);
-    // The buckets with 20 samples are judged: storage-bound.
+    // The buckets with 20 samples are judged: reads at 2 ms, storage-bound.
     EXPECT_EQ(rows[1].diagnosis.verdict, Verdict::StorageBound);
     EXPECT_EQ(rows[3].diagnosis.verdict, Verdict::StorageBound);
 }
@@ -1487,7 +1524,7 @@ TEST(WindowHistory, BucketsAlignToMultiplesOfTheResolutionNotToTheWindow) {
         if (i > 0) {
             EXPECT_EQ(rows[i].sample_time_us - rows[i - 1].sample_time_us, 7 * kSecond);
         }
-        ticks += rows[i].ticks;
+        ticks += rows[i].totals.ticks;
     }
     EXPECT_EQ(ticks, 50u);
 }
@@ -1512,7 +1549,7 @@ TEST(WindowHistory, RollupsBucketIntoTheirOwnMinute) {
     const std::vector<HistoryRow> per_record = history(w, 0);
     ASSERT_EQ(per_record.size(), 5u + 21u);
     EXPECT_EQ(per_record[1].sample_time_us, kT0 + 119 * kSecond);  // a roll-up: its last tick
-    EXPECT_EQ(per_record[1].ticks, 60u);
+    EXPECT_EQ(per_record[1].totals.ticks, 60u);
 
     const std::vector<HistoryRow> minutes = history(w, kMinute);
     ASSERT_EQ(minutes.size(), 6u);
@@ -1521,9 +1558,9 @@ TEST(WindowHistory, RollupsBucketIntoTheirOwnMinute) {
     for (size_t i = 0; i < minutes.size(); ++i) {
         SCOPED_TRACE(i);
         EXPECT_EQ(minutes[i].sample_time_us, kT0 + int64_t(i) * kMinute);
-        EXPECT_EQ(minutes[i].ticks, ticks[i]);
-        EXPECT_EQ(minutes[i].samples.active, ticks[i]);
-        total_reads += minutes[i].reads;
+        EXPECT_EQ(minutes[i].totals.ticks, ticks[i]);
+        EXPECT_EQ(minutes[i].totals.fg_active, ticks[i]);
+        total_reads += minutes[i].totals.reads;
     }
     EXPECT_EQ(total_reads, reads);
 
@@ -1531,9 +1568,9 @@ TEST(WindowHistory, RollupsBucketIntoTheirOwnMinute) {
     const std::vector<HistoryRow> fives = history(w, 5 * kMinute);
     ASSERT_EQ(fives.size(), 2u);
     EXPECT_EQ(fives[0].sample_time_us, kT0);
-    EXPECT_EQ(fives[0].ticks, 299u);
+    EXPECT_EQ(fives[0].totals.ticks, 299u);
     EXPECT_EQ(fives[1].sample_time_us, kT0 + 5 * kMinute);
-    EXPECT_EQ(fives[1].ticks, 21u);
+    EXPECT_EQ(fives[1].totals.ticks, 21u);
 }
 
 TEST(WindowHistory, NegativeTimesFloorToTheBucketBelow) {
@@ -1544,9 +1581,9 @@ TEST(WindowHistory, NegativeTimesFloorToTheBucketBelow) {
     const std::vector<HistoryRow> rows = history(s.window(kHour), 10 * kSecond);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0].sample_time_us, -30 * kSecond);  // ticks ending at -24..-21 s
-    EXPECT_EQ(rows[0].ticks, 4u);
+    EXPECT_EQ(rows[0].totals.ticks, 4u);
     EXPECT_EQ(rows[1].sample_time_us, -20 * kSecond);  // ticks ending at -20..-15 s
-    EXPECT_EQ(rows[1].ticks, 6u);
+    EXPECT_EQ(rows[1].totals.ticks, 6u);
 }
 
 // ---- query_profile -------------------------------------------------------------------------
