@@ -13,8 +13,11 @@
 #   peer-read   only the read-cost part of peer
 #   tick-cost   worker's own tick cost (storage_wait_ticks().tick_cost_us) at max_connections
 #               100 / 1000 / 5000 with many idle and some active sessions
-#   query-cost  storage_wait_summary/history over 5 min, 1 h, 7 d of history restored from a
-#               test-only fast-fill file (bench/fill_history.cpp)
+#   query-cost  storage_wait_summary/history/breakdown/what_if/symptoms/report over 5 min, 1 h,
+#               7 d of history restored from a test-only fast-fill file (bench/fill_history.cpp)
+#   state-cost  what the round-2 readings add to a tick that reads the counters: 100
+#               connections (92 idle sessions + 8 select-only clients), counters read every 10 ms
+#               tick, with 0 and then 10 logical replication slots (issue 14's budget case)
 #   memory      shared_memory_bytes at defaults and at max_connections 5000; the worker's
 #               VmRSS/RssAnon sampled over N ticks at 10 ms (100,000; --quick 6,000)
 #   micro       Google Benchmark microbenchmarks of the core (bench/micro/bench_core.cpp)
@@ -54,7 +57,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | peer-read | tick-cost | query-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
+	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -466,20 +469,80 @@ pg_storage_wait.entries_per_rollup = 128"
 	start_server "$conf" # create the extension once
 	psqlq "CREATE EXTENSION IF NOT EXISTS pg_storage_wait" >/dev/null
 	stop_server
+	local sysid
+	sysid=$("$W/pg18/bin/pg_controldata" "$HDATA" | awk -F: '/Database system identifier/ {gsub(/ /, "", $2); print $2}')
 	"$W/bb/fill_history" "$HDATA/pg_stat/pg_storage_wait.history" --entries-per-tick 64 \
-		--entries-per-rollup 128 | tee "$out/fill.txt"
+		--entries-per-rollup 128 --system-identifier "$sysid" | tee "$out/fill.txt"
 	chown --reference="$HDATA/PG_VERSION" "$HDATA/pg_stat/pg_storage_wait.history"
 	start_server "$conf"
 	psqlq "SELECT restored_from_disk, ticks_retained, rollups_retained, retention_seconds, rollup_retention_seconds FROM storage_wait_status()" | tee "$out/status.txt"
 	for w in "5 min" "1 hour" "7 days"; do
 		for q in "SELECT count(*) FROM storage_wait_summary('$w')" \
-			"SELECT count(*) FROM storage_wait_history('$w')"; do
+			"SELECT count(*) FROM storage_wait_history('$w')" \
+			"SELECT count(*) FROM storage_wait_breakdown('$w')" \
+			"SELECT count(*) FROM storage_wait_what_if('$w')" \
+			"SELECT count(*) FROM storage_wait_symptoms('$w')" \
+			"SELECT count(*) FROM storage_wait_report('$w')" \
+			"SELECT count(*) FROM storage_device_stats('$w')"; do
 			time_query "$q" >/dev/null # warm the backend (catalog caches)
 			printf '%s\t%s\n' "$q" "$(time_query "$q" | stats)" | tee -a "$out/summary.txt"
 		done
 	done
 	as_pg psql -X -c "SELECT * FROM storage_wait_history('7 days') LIMIT 3" >"$out/sample_history.txt" 2>&1 || true
 	stop_server
+}
+
+# Issue 14's budget: the server-state readings (checkpointer, WAL position, autovacuum,
+# replication slots) at 100 processes and 10 slots. Every tick reads the counters
+# (io_read_interval = sample_interval = 10 ms), so each tick carries the whole reading; the
+# same server is measured with 0 and with 10 logical slots, in alternating rounds.
+bench_state_cost() {
+	banner "server-state readings: tick cost at 100 connections, 0 vs 10 logical slots (PG 18 release)"
+	setup_pg18
+	set_mode 18
+	init_cluster
+	local out=$RESULTS/state-cost hold=30 round slots since p1 p2 i
+	[ "$QUICK" = 1 ] && hold=15
+	mkdir -p "$out"
+	printf 'round\tslots\tprocesses_median\tticks\ttick_cost_median_us\tp95_us\tavg_us\n' >"$out/summary.txt"
+	printf '\\sleep 500 ms\nSELECT 1;\n' >"$HDATA/idle.sql"
+	chmod 644 "$HDATA/idle.sql"
+	start_server "$(conf_for pgsw_10ms)
+pg_storage_wait.io_read_interval = 10
+max_connections = 100
+wal_level = logical
+max_replication_slots = 20"
+	warm_up pgsw_10ms
+	for round in 1 2 3; do
+		for slots in 0 10; do
+			psqlq "SELECT count(pg_drop_replication_slot(slot_name)) FROM pg_replication_slots" >/dev/null
+			for ((i = 0; i < slots; i++)); do
+				psqlq "SELECT pg_create_logical_replication_slot('bench_slot_$i', 'pgoutput')" >/dev/null
+			done
+			as_pg pgbench -n -c 82 -j 2 -T $((hold + 10)) -f "$DATA/idle.sql" >"$out/idle.$round.$slots.log" 2>&1 &
+			p1=$!
+			sleep 5
+			as_pg pgbench -n -S -c 8 -j 2 -T "$hold" >"$out/active.$round.$slots.log" 2>&1 &
+			p2=$!
+			BG_PIDS="$p1 $p2"
+			sleep 5
+			since=$(psqlq "SELECT now()")
+			sleep $((hold - 10))
+			psqlq "SELECT tick_cost_us, processes FROM storage_wait_ticks('$since') WHERE NOT baseline AND counters_read" >"$out/ticks.$round.$slots.tsv"
+			wait $p1 $p2 || true
+			BG_PIDS=
+			local costs
+			costs=$(cut -d'|' -f1 "$out/ticks.$round.$slots.tsv")
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$slots" \
+				"$(cut -d'|' -f2 "$out/ticks.$round.$slots.tsv" | pct 50)" \
+				"$(wc -l <"$out/ticks.$round.$slots.tsv")" \
+				"$(echo "$costs" | pct 50)" "$(echo "$costs" | pct 95)" \
+				"$(echo "$costs" | awk '{s+=$1} END {printf "%.1f", s/NR}')" | tee -a "$out/summary.txt"
+		done
+	done
+	psqlq "SELECT count(pg_drop_replication_slot(slot_name)) FROM pg_replication_slots" >/dev/null
+	stop_server
+	column -t "$out/summary.txt"
 }
 
 bench_memory() {
@@ -593,6 +656,7 @@ for s in "${SUBS[@]}"; do
 	peer-read) bench_peer_read ;;
 	tick-cost) bench_tick_cost ;;
 	query-cost) bench_query_cost ;;
+	state-cost) bench_state_cost ;;
 	memory) bench_memory ;;
 	micro) bench_micro ;;
 	cpu) bench_cpu ;;

@@ -12,9 +12,18 @@
 #   A "local NVMe-like"  no injected latency
 #   B "gp3-like"         +3 ms on every data-file read, +2 ms on every fsync/fdatasync
 #
-# and prints, side by side, pgbench's TPS and mean latency and the two storage_wait_summary()
-# rows, then draws per-second read latency, WAL fsync latency and storage-wait share across
-# both runs into a PNG (gnuplot). The output and the chart are kept in ./demo-output/.
+# and, as root on a machine with the cgroup v1 blkio hierarchy, a third time on a second
+# throwaway cluster whose data directory and WAL live on a loop device (ext4) under a real
+# IOPS ceiling (a blkio throttle rule, like a cloud volume's provisioned IOPS):
+#
+#   C "gp3 at its IOPS baseline"   PGSW_DEMO_IOPS read and as many write IOPS, no injection,
+#                                  debug_io_direct = 'data' so reads reach the device
+#
+# It prints, side by side, pgbench's TPS and mean latency and the storage_wait_summary() rows,
+# where a transaction's time goes (ms per transaction now and at the reference device), the
+# volume's figures (storage_device_stats), then draws per-second read latency, WAL fsync
+# latency and storage-wait share across the runs, and run C's device IOPS against its ceiling,
+# into a PNG (gnuplot). The output and the chart are kept in ./demo-output/.
 #
 # Why B's numbers: the mission's gp3 transaction (37 ms) spent ~19 ms in page reads and ~11 ms
 # in WAL fsync. This workload does ~1.7 data-file reads per transaction and a commit waits
@@ -38,6 +47,8 @@
 #   PGSW_DEMO_CLIENTS    pgbench clients (default 16)
 #   PGSW_DEMO_READ_US    run B's injected delay per data-file read, microseconds (default 3000)
 #   PGSW_DEMO_SYNC_US    run B's injected delay per fsync/fdatasync, microseconds (default 2000)
+#   PGSW_DEMO_IOPS       run C's read and write IOPS ceilings (default 300; 0 leaves run C out)
+#   PGSW_DEMO_SCALE_C    run C's pgbench scale (default 10: ~150 MB, ten times shared_buffers)
 #   PGSW_DEMO_PORT       the server's port (default 55432; the server listens only on a Unix
 #                        socket in its private temporary folder, so it cannot clash)
 #   PGSW_DEMO_OUT        where the output, chart and data are kept (default ./demo-output)
@@ -67,12 +78,16 @@ SCALE=${PGSW_DEMO_SCALE:-50}
 CLIENTS=${PGSW_DEMO_CLIENTS:-16}
 READ_US=${PGSW_DEMO_READ_US:-3000}
 SYNC_US=${PGSW_DEMO_SYNC_US:-2000}
+IOPS_C=${PGSW_DEMO_IOPS:-300}
+SCALE_C=${PGSW_DEMO_SCALE_C:-10}
 PORT=${PGSW_DEMO_PORT:-55432}
 OUT=${PGSW_DEMO_OUT:-$REPO/demo-output}
 DATA_BASE=${PGSW_DEMO_DATA_BASE:-/dev/shm}
 
 LABEL_A="local NVMe-like"
 LABEL_B="gp3-like"
+LABEL_C="gp3 at its IOPS baseline"
+RUNS=(A B) # C joins when its volume could be made
 
 # Filled in as the demo goes; cleanup() looks at them.
 WORK=     # the temporary folder: PostgreSQL copy, source copy, injection library, logs
@@ -80,6 +95,10 @@ DATA=     # the data directory (under DATA_BASE)
 PG=       # $WORK/pg: the private PostgreSQL install
 RUN_USER= # who runs the server and the clients
 SERVER_STARTED=0
+VOLUME=     # run C: test/devices_env.sh's folder (loop devices, mounts, cgroup)
+DATA_C=     # run C's data directory, on the throttled loop device
+SERVER_C_STARTED=0
+SERVER_PORT=$PORT # the server sql() and pgbench talk to: run C's has its own port
 DEMO_START=$SECONDS
 
 # ---------------------------------------------------------------------------------------------
@@ -109,7 +128,7 @@ pick_run_user() {
 # PGHOST, PGDATA, LD_PRELOAD or LC_* must not leak in), plus the given assignments.
 as_user() {
 	local envs=(HOME="$WORK" PATH="$PG/bin:/usr/local/bin:/usr/bin:/bin" LANG=C.UTF-8
-		PGHOST="$WORK" PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres)
+		PGHOST="$WORK" PGPORT="$SERVER_PORT" PGUSER=postgres PGDATABASE=postgres)
 	while [[ $# -gt 0 && $1 == [A-Z_]*=* ]]; do
 		envs+=("$1")
 		shift
@@ -159,6 +178,15 @@ cleanup() {
 	if [ "$SERVER_STARTED" = 1 ]; then
 		say "stopping the server"
 		as_user pg_ctl -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	if [ "$SERVER_C_STARTED" = 1 ]; then
+		say "stopping run C's server"
+		as_user pg_ctl -D "$DATA_C" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	if [ -n "$VOLUME" ]; then
+		kill_processes_under "$VOLUME"
+		bash "$WORK/src/test/devices_env.sh" down "$VOLUME" >/dev/null 2>&1 ||
+			warn "could not tear down run C's loop devices in $VOLUME: see test/devices_env.sh down"
 	fi
 	# Whatever is left (a pgbench or psql interrupted by Ctrl-C, a server pg_ctl could not
 	# stop): processes whose working directory is one of our folders, and only those.
@@ -260,6 +288,89 @@ step_cluster() {
 	say "table ready in $((SECONDS - t0)) s: $(sql "SELECT pg_size_pretty(pg_total_relation_size('pgbench_accounts'))")"
 }
 
+# Run C's volume: a loop device (ext4) holding the second cluster's data directory and WAL (one
+# volume, as a gp3 volume holds both), in a blkio cgroup the server is started in. Root only
+# (losetup, mount, cgroup v1 blkio); elsewhere run C is left out, saying why.
+volume_possible() {
+	[ "$IOPS_C" -gt 0 ] || { say "run C left out (PGSW_DEMO_IOPS=0)"; return 1; }
+	if [ "$(id -u)" != 0 ] || [ ! -d /sys/fs/cgroup/blkio ] || ! command -v losetup >/dev/null; then
+		warn "run C (a real IOPS ceiling) needs root, losetup and the cgroup v1 blkio hierarchy: left out"
+		return 1
+	fi
+}
+
+step_volume() {
+	volume_possible || return 0
+	VOLUME=$WORK/volume
+	say "run C: a loop device (ext4) for data and WAL, in a blkio cgroup that will throttle it"
+	bash "$WORK/src/test/devices_env.sh" up "$VOLUME" "$RUN_USER" >/dev/null ||
+		die "could not make run C's loop device (test/devices_env.sh up)"
+	DATA_C=$VOLUME/data/pgdata
+	as_user initdb -D "$DATA_C" -U postgres -A trust -E UTF8 --locale=C --no-sync --no-instructions \
+		>"$WORK/initdb-c.log" 2>&1 || { cat "$WORK/initdb-c.log"; die "initdb (run C) failed"; }
+	# As A/B, plus reads and writes of data files with O_DIRECT: with 24 GB of page cache a
+	# ~150 MB table would otherwise never reach the device. WAL stays buffered (fdatasync).
+	cat >>"$DATA_C/postgresql.conf" <<-CONF
+
+		# scripts/demo.sh, run C
+		port = $((PORT + 1))
+		listen_addresses = ''
+		unix_socket_directories = '$WORK'
+		shared_preload_libraries = 'pg_storage_wait'
+		track_io_timing = on
+		track_wal_io_timing = on
+		compute_query_id = on
+		shared_buffers = 16MB
+		max_connections = 40
+		max_wal_size = 256MB
+		checkpoint_timeout = 30min
+		debug_io_direct = 'data'
+	CONF
+	SERVER_PORT=$((PORT + 1))
+	say "starting run C's server inside the cgroup $(cat "$VOLUME/cgroup")"
+	SERVER_C_STARTED=1
+	# The shell joins the cgroup first: the postmaster and every process it forks (backends,
+	# I/O workers) are then throttled.
+	(
+		echo "$BASHPID" >"$(cat "$VOLUME/cgroup")/cgroup.procs"
+		as_user pg_ctl -D "$DATA_C" -l "$WORK/server-c.log" -w -t 60 start >/dev/null
+	) || die "run C's server did not start"
+	sql "CREATE EXTENSION pg_storage_wait" >/dev/null
+	say "pgbench -i -s $SCALE_C on the loop device (not throttled yet)"
+	as_user pgbench -i -s "$SCALE_C" -q >"$WORK/pgbench-init-c.log" 2>&1 ||
+		{ tail -20 "$WORK/pgbench-init-c.log"; die "pgbench -i (run C) failed"; }
+	sql "VACUUM ANALYZE" >/dev/null
+	sql "CHECKPOINT" >/dev/null
+	local cg majmin
+	cg=$(cat "$VOLUME/cgroup")
+	majmin=$(cat "$VOLUME/data.majmin")
+	say "throttling $(cat "$VOLUME/data.dev") ($majmin) to $IOPS_C read IOPS and $IOPS_C write IOPS"
+	echo "$majmin $IOPS_C" >"$cg/blkio.throttle.read_iops_device"
+	echo "$majmin $IOPS_C" >"$cg/blkio.throttle.write_iops_device"
+	# A reload makes the sampler re-read its cgroup's rules: the ceiling becomes a known one.
+	sql "SELECT pg_reload_conf()" >/dev/null
+	RUNS+=(C)
+	SERVER_PORT=$PORT
+}
+
+# use_server KEY: sql() and pgbench talk to the server that ran (or runs) that run.
+use_server() {
+	if [ "$1" = C ]; then SERVER_PORT=$((PORT + 1)); else SERVER_PORT=$PORT; fi
+}
+
+run_label() {
+	case $1 in A) echo "$LABEL_A" ;; B) echo "$LABEL_B" ;; C) echo "$LABEL_C" ;; esac
+}
+
+# run_conditions KEY: what the run's storage was given.
+run_conditions() {
+	case $1 in
+	A) injection_text 0 0 ;;
+	B) injection_text "$READ_US" "$SYNC_US" ;;
+	C) echo "$IOPS_C read + $IOPS_C write IOPS" ;;
+	esac
+}
+
 # us_to_ms MICROSECONDS: "3", "2.5", "0.08"
 us_to_ms() {
 	awk -v u="$1" 'BEGIN {print u / 1000}'
@@ -278,17 +389,19 @@ injection_text() {
 # into every data-file read and every fsync, then its storage_wait_summary() row. Leaves
 # $WORK/run-KEY.{pgbench,summary,times}.
 run_workload() {
-	local key=$1 label=$2 read_us=$3 sync_us=$4
+	local key=$1 label=$2 read_us=$3 sync_us=$4 scale=$SCALE
+	[ "$key" != C ] || scale=$SCALE_C
+	use_server "$key"
 	# A checkpoint now, not during the run; then the new injection, and a quiet second so
 	# that the run's window starts on a tick that saw none of that.
 	sql "CHECKPOINT"
 	set_injection "read $read_us" "sync $sync_us" "write 0"
 	sleep 1.2
-	say "run $key \"$label\" ($(injection_text "$read_us" "$sync_us")): $CLIENTS clients for $RUN_SECONDS s"
+	say "run $key \"$label\" ($(run_conditions "$key")): $CLIENTS clients for $RUN_SECONDS s"
 	local start end
 	start=$(sql "SELECT clock_timestamp()")
 	# -P: a progress line every 5 s; the last lines hold TPS and latency.
-	as_user pgbench -n -c "$CLIENTS" -j 2 -T "$RUN_SECONDS" -s "$SCALE" -P 5 -f "$WORK/update.sql" \
+	as_user pgbench -n -c "$CLIENTS" -j 2 -T "$RUN_SECONDS" -s "$scale" -P 5 -f "$WORK/update.sql" \
 		2>&1 | tee "$WORK/run-$key.pgbench" | sed -n 's/^progress: /    /p' ||
 		{ tail -20 "$WORK/run-$key.pgbench"; die "pgbench failed (run $key)"; }
 	end=$(sql "SELECT clock_timestamp()")
@@ -301,12 +414,15 @@ run_workload() {
 	printf '%s\t%s\n' "$start" "$end" >"$WORK/run-$key.times"
 	summary_rows "$start" >"$WORK/run-$key.summary"
 	top_waits "$start" >>"$WORK/run-$key.summary"
+	volume_rows "$start" >>"$WORK/run-$key.summary"
+	breakdown_rows "$start" >"$WORK/run-$key.breakdown"
 	local tps lat
 	tps=$(pgbench_value tps "$key")
 	lat=$(pgbench_value latency "$key")
 	say "run $key done: $tps TPS, mean latency $lat ms; verdict $(summary_value verdict "$key")" \
 		"(score $(summary_value storage_bound_score "$key")), $(summary_value read_latency_avg_ms "$key") ms per read," \
 		"$(summary_value wal_fsync_latency_avg_ms "$key") ms per WAL fsync"
+	use_server A
 }
 
 # pgbench_value tps|latency KEY
@@ -371,32 +487,111 @@ top_waits() {
 		GROUP BY wait_event_type, wait_event ORDER BY sum(samples) DESC LIMIT 4"
 }
 
+# volume_rows START: the data directory's device over the run (storage_device_stats), as
+# summary lines "volume: column<TAB>value": the iostat -x figures, the ceiling and PostgreSQL's
+# read latency beside the device's. A RAM-backed run has no block device: the reason is shown.
+volume_rows() {
+	have_function 'storage_device_stats(interval)' || return 0
+	sql "SELECT j.key, coalesce(CASE json_typeof(j.value) WHEN 'number'
+				THEN trim_scale(round((j.value #>> '{}')::numeric, 2))::text
+				ELSE j.value #>> '{}' END, 'NULL')
+		FROM (SELECT coalesce(device, 'no block device') AS \"volume: device\",
+				reads_per_s AS \"volume: reads_per_s\", writes_per_s AS \"volume: writes_per_s\",
+				iops_limit AS \"volume: iops_limit\", at_limit_pct AS \"volume: at_limit_pct\",
+				read_await_ms AS \"volume: read_await_ms\",
+				pg_read_latency_ms AS \"volume: pg_read_latency_ms\",
+				util_pct AS \"volume: util_pct\"
+			FROM storage_device_stats(clock_timestamp() - timestamptz '$1')
+			WHERE 'data' = ANY (roles) OR device IS NULL
+			ORDER BY device IS NULL LIMIT 1) s,
+			json_each(row_to_json(s)) WITH ORDINALITY AS j(key, value, n)
+		ORDER BY j.n"
+}
+
+# breakdown_rows START: where a transaction's time went (the talk's table), as
+# "label<TAB>ms now<TAB>ms at the reference device" lines, when the extension has
+# storage_wait_breakdown() and storage_wait_what_if(): reads, WAL, lock, CPU, the rest, the
+# total, then the throughput and the projection's verdict on the CPU.
+breakdown_rows() {
+	have_function 'storage_wait_breakdown(interval)' || return 0
+	local window="clock_timestamp() - timestamptz '$1'"
+	sql "WITH b AS (SELECT CASE component WHEN 'data_read' THEN 'page reads'
+				WHEN 'wal_flush' THEN 'WAL flush at commit' WHEN 'lock' THEN 'locks'
+				WHEN 'other_storage' THEN 'other storage (writes...)'
+				WHEN 'cpu' THEN 'CPU (incl. waiting for a core)' ELSE 'other' END AS part,
+				ms_per_xact, ms_per_xact_at_reference
+			FROM storage_wait_breakdown($window)),
+		parts AS (SELECT part, sum(ms_per_xact) AS now_ms, sum(ms_per_xact_at_reference) AS ref_ms
+			FROM b GROUP BY part)
+		SELECT part, coalesce(round(now_ms::numeric, 2)::text, 'NULL'),
+		       coalesce(round(ref_ms::numeric, 2)::text, 'NULL')
+		FROM parts ORDER BY array_position(ARRAY['page reads', 'WAL flush at commit',
+			'other storage (writes...)', 'locks', 'CPU (incl. waiting for a core)', 'other'], part)"
+	have_function 'storage_wait_what_if(interval,double precision,double precision)' || return 0
+	sql "SELECT 'transaction (server time)', coalesce(round(xact_time_ms::numeric, 2)::text, 'NULL'),
+			coalesce(round(xact_time_at_reference_ms::numeric, 2)::text, 'NULL')
+		FROM storage_wait_what_if($window)
+		UNION ALL
+		SELECT 'transactions per second', coalesce(round(xacts_per_s::numeric)::text, 'NULL'),
+			coalesce(round(xacts_per_s_at_reference::numeric)::text, 'NULL')
+			|| CASE WHEN cpu_capped THEN ' (CPU cap)' ELSE '' END
+		FROM storage_wait_what_if($window)"
+}
+
+# The talk's table for every run: ms per transaction by component, now and at the reference.
+print_breakdown() {
+	[ -s "$WORK/run-A.breakdown" ] || return 0
+	printf '\nwhere a transaction'"'"'s time goes (ms per transaction; "at ref": every read and WAL flush\n'
+	printf 'at the reference latency, read %s / flush %s, capped by the CPU):\n' \
+		"$(sql "SELECT current_setting('pg_storage_wait.reference_read_latency')")" \
+		"$(sql "SELECT current_setting('pg_storage_wait.reference_flush_latency')")"
+	local key files=() header
+	header=$(printf '%-30s' '')
+	for key in "${RUNS[@]}"; do
+		header+=$(printf ' %9s %9s ' "$key now" "$key at ref")
+		files+=("$WORK/run-$key.breakdown")
+	done
+	printf '%s\n' "$header"
+	# Every file lists the same rows in the same order (breakdown_rows).
+	paste "${files[@]}" | awk -F'\t' '{line = sprintf("%-30s", $1)
+		for (i = 2; i <= NF; i += 3) line = line sprintf(" %9s %9s ", $i, $(i + 1)); print line}'
+}
+
 # The side-by-side table: pgbench's figures, then every summary column, then the hints.
 print_comparison() {
-	banner "pg_storage_wait demo: the same workload on two storage profiles"
+	banner "pg_storage_wait demo: the same workload on ${#RUNS[@]} storage profiles"
 	cat <<-EOF
 		workload: pgbench, $CLIENTS clients, $RUN_SECONDS s per run, random single-row UPDATEs of
-		  pgbench_accounts (scale $SCALE, $(sql "SELECT pg_size_pretty(pg_total_relation_size('pgbench_accounts'))"); shared_buffers 16MB)
+		  pgbench_accounts (runs A, B: scale $SCALE, $(sql "SELECT pg_size_pretty(pg_total_relation_size('pgbench_accounts'))"); shared_buffers 16MB)
 		  \\set aid random(1, 100000 * :scale)
 		  UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;
 		server: $("$PG/bin/postgres" --version), io_method $(sql "SHOW io_method"), data directory on $(stat -f -c %T "$DATA")
-
 	EOF
+	if [ -n "$DATA_C" ]; then
+		printf '  run C: scale %s on a %s filesystem on %s (loop device), data and WAL, debug_io_direct = data\n' \
+			"$SCALE_C" "$(stat -f -c %T "$DATA_C")" "$(cat "$VOLUME/data.dev")"
+	fi
+	echo
+	local key files=()
+	for key in "${RUNS[@]}"; do files+=("$WORK/run-$key.summary"); done
 	{
-		printf 'run\tA: %s\tB: %s\n' "$LABEL_A" "$LABEL_B"
-		printf 'injected latency\t%s\t%s\n' "$(injection_text 0 0)" "$(injection_text "$READ_US" "$SYNC_US")"
-		printf 'pgbench TPS\t%s\t%s\n' "$(pgbench_value tps A)" "$(pgbench_value tps B)"
-		printf 'pgbench latency avg (ms)\t%s\t%s\n' "$(pgbench_value latency A)" "$(pgbench_value latency B)"
-		printf '%s\t%s\t%s\n' -- -- --
-		# Join the two summaries by column name, in A's order; hints go below the table.
-		awk -F'\t' 'NR == FNR {b[$1] = $2; order[++n] = $1; next}
-			$1 != "hint" {print $1 "\t" $2 "\t" b[$1]; seen[$1] = 1}
-			END {for (i = 1; i <= n; i++) if (!seen[order[i]] && order[i] != "hint") print order[i] "\t\t" b[order[i]]}' \
-			"$WORK/run-B.summary" "$WORK/run-A.summary"
-	} | awk -F'\t' '$1 == "--" {printf "%s\n", "-------------------------------------------------------------------------------"; next}
-		{printf "%-26s %-26s %s\n", $1, $2, $3}'
-	local key
-	for key in A B; do
+		printf 'run'
+		for key in "${RUNS[@]}"; do printf '\t%s: %s' "$key" "$(run_label "$key")"; done
+		printf '\nstorage'
+		for key in "${RUNS[@]}"; do printf '\t%s' "$(run_conditions "$key")"; done
+		printf '\npgbench TPS'
+		for key in "${RUNS[@]}"; do printf '\t%s' "$(pgbench_value tps "$key")"; done
+		printf '\npgbench latency avg (ms)'
+		for key in "${RUNS[@]}"; do printf '\t%s' "$(pgbench_value latency "$key")"; done
+		printf '\n--\n'
+		# Join the summaries by column name, in the order first seen; hints go below the table.
+		awk -F'\t' 'FNR == 1 {f++}
+			{if (!($1 in seen)) {seen[$1] = 1; order[++n] = $1} v[f, $1] = $2}
+			END {for (i = 1; i <= n; i++) {k = order[i]; if (k == "hint") continue
+				line = k; for (j = 1; j <= f; j++) line = line "\t" v[j, k]; print line}}' "${files[@]}"
+	} | awk -F'\t' '$1 == "--" {printf "%s\n", "----------------------------------------------------------------------------------------------------"; next}
+		{line = sprintf("%-28s", $1); for (i = 2; i <= NF; i++) line = line sprintf(" %-24s", $i); print line}'
+	for key in "${RUNS[@]}"; do
 		[ -n "$(summary_value hint "$key")" ] || continue
 		printf '\nhint %s: %s\n' "$key" "$(summary_value hint "$key")" | fold -s -w 100
 	done
@@ -405,59 +600,87 @@ print_comparison() {
 	fi
 }
 
-# Per-tick series for the chart, one CSV row per tick inside either run:
-#   seconds since run A started, run, read ms, WAL fsync ms, storage-wait share %
-# from storage_wait_history() (one row per tick) when the extension has it, else from the raw
-# storage_wait_ticks(). A blank line between the runs makes gnuplot break the lines there.
+# Per-tick series for the chart, one CSV row per tick inside a run:
+#   seconds since run A started, run, read ms, WAL fsync ms, storage-wait share %, data device IOPS
+# from storage_wait_history() (one row per tick) of the run's server. A blank line between the
+# runs makes gnuplot break the lines there.
+series_rows() { # series_rows KEY A_START
+	local key=$1 a_start=$2 start end device
+	IFS=$'\t' read -r start end <"$WORK/run-$key.times"
+	use_server "$key"
+	device=NULL
+	have_function 'storage_device_stats(interval)' && device=data_device_iops
+	# A tick at time t covers (t - interval, t]: the ticks of a run are those after its start
+	# up to the first one at or after its end.
+	sql "SELECT round(extract(epoch FROM sample_time - timestamptz '$a_start')::numeric, 2), '$key',
+			coalesce(round(read_latency_avg_ms::numeric, 4)::text, 'NaN'),
+			coalesce(round(wal_fsync_latency_avg_ms::numeric, 4)::text, 'NaN'),
+			coalesce(round(storage_wait_pct::numeric, 1)::text, 'NaN'),
+			coalesce(round(($device)::numeric, 1)::text, 'NaN')
+		FROM storage_wait_history(clock_timestamp() - timestamptz '$start', NULL)
+		WHERE sample_time > timestamptz '$start' AND sample_time <= timestamptz '$end' + interval '1 s'
+		ORDER BY sample_time"
+	use_server A
+}
+
 write_series() {
-	local a_start a_end b_start b_end source
+	local a_start a_end key
 	IFS=$'\t' read -r a_start a_end <"$WORK/run-A.times"
-	IFS=$'\t' read -r b_start b_end <"$WORK/run-B.times"
-	if have_function 'storage_wait_history(interval,interval)'; then
-		source="SELECT sample_time, read_latency_avg_ms AS read_ms, wal_fsync_latency_avg_ms AS fsync_ms,
-			storage_wait_pct AS storage_pct
-			FROM storage_wait_history(clock_timestamp() - timestamptz '$a_start', NULL)"
-	else
-		source="SELECT sample_time, read_time_ms / nullif(reads, 0) AS read_ms,
-			wal_sync_time_ms / nullif(wal_syncs, 0) AS fsync_ms,
-			100.0 * storage_samples / nullif(active_samples, 0) AS storage_pct
-			FROM storage_wait_ticks(timestamptz '$a_start') WHERE NOT baseline"
-	fi
-	# A tick at time t covers (t - 1 s, t]: the ticks of a run are those after its start up
-	# to the first one at or after its end.
-	sql "SELECT round(extract(epoch FROM sample_time - timestamptz '$a_start')::numeric, 2),
-			CASE WHEN sample_time <= timestamptz '$a_end' + interval '1 s' THEN 'A' ELSE 'B' END,
-			coalesce(round(read_ms::numeric, 4)::text, 'NaN'),
-			coalesce(round(fsync_ms::numeric, 4)::text, 'NaN'),
-			coalesce(round(storage_pct::numeric, 1)::text, 'NaN')
-		FROM ($source) s
-		WHERE (sample_time > timestamptz '$a_start' AND sample_time <= timestamptz '$a_end' + interval '1 s')
-		   OR (sample_time > timestamptz '$b_start' AND sample_time <= timestamptz '$b_end' + interval '1 s')
-		ORDER BY sample_time" |
-		awk -F'\t' 'BEGIN {OFS = ","; print "# t_s,run,read_ms,wal_fsync_ms,storage_wait_pct"}
-			prev != "" && $2 != prev {print ""} {prev = $2; print $1, $2, $3, $4, $5}' \
+	for key in "${RUNS[@]}"; do series_rows "$key" "$a_start"; done |
+		awk -F'\t' 'BEGIN {OFS = ","; print "# t_s,run,read_ms,wal_fsync_ms,storage_wait_pct,data_device_iops"}
+			prev != "" && $2 != prev {print ""} {prev = $2; print $1, $2, $3, $4, $5, $6}' \
 			>"$OUT/storage-wait-demo.csv"
+}
+
+# run_span KEY A_START: the run's start and end in seconds since run A started.
+run_span() {
+	local start end
+	IFS=$'\t' read -r start end <"$WORK/run-$1.times"
+	sql "SELECT round(extract(epoch FROM timestamptz '$start' - '$2')),
+		round(extract(epoch FROM timestamptz '$end' - '$2'))" | tr '\t' ' '
 }
 
 step_chart() {
 	say "drawing the chart"
 	write_series
-	local a_start a_end b_start b_end a0 a1 b0 b1
+	local a_start a_end key span=() objects='' labels='' last=0 n=0 colors=(e8f4e8 fbe9e7 e7eefb)
 	IFS=$'\t' read -r a_start a_end <"$WORK/run-A.times"
-	IFS=$'\t' read -r b_start b_end <"$WORK/run-B.times"
-	read -r a1 b0 b1 <<<"$(sql "SELECT round(extract(epoch FROM timestamptz '$a_end' - '$a_start')),
-		round(extract(epoch FROM timestamptz '$b_start' - '$a_start')),
-		round(extract(epoch FROM timestamptz '$b_end' - '$a_start'))" | tr '\t' ' ')"
-	a0=0
-	local terminal='pngcairo size 1200,700 font "DejaVu Sans,11"'
-	gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo || terminal='png size 1200,700'
+	for key in "${RUNS[@]}"; do
+		read -r -a span <<<"$(run_span "$key" "$a_start")"
+		n=$((n + 1))
+		objects+="set object $n rect from ${span[0]}, graph 0 to ${span[1]}, graph 1 fc rgb \"#${colors[n - 1]}\" fs solid 1.0 noborder behind"$'\n'
+		labels+="set label $n \"$key: $(run_label "$key")\\n$(run_conditions "$key")\\n$(pgbench_value tps "$key") TPS\" at (${span[0]} + ${span[1]}) / 2.0, graph 0.92 center"$'\n'
+		last=${span[1]}
+	done
+	local terminal='pngcairo size 1200,900 font "DejaVu Sans,11"' ceiling_plot=''
+	gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo || terminal='png size 1200,900'
+	if [ -n "$DATA_C" ]; then
+		# Run C's device: reads + writes per second against the two rules' sum.
+		ceiling_plot="set size 1, 0.35
+			set origin 0, 0
+			set title \"run C: the data volume's IOPS (reads + writes per second, /proc/diskstats) against its ceiling\"
+			unset logscale y
+			set yrange [0:$((IOPS_C * 2 * 13 / 10))]
+			set ylabel \"IOPS\"
+			unset y2label
+			unset y2tics
+			unset label
+			set key inside top left
+			plot \"$OUT/storage-wait-demo.csv\" using 1:6 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"#9467bd\" title \"data device IOPS (r+w)\", \\
+			     $((IOPS_C * 2)) with lines lw 2 dt 2 lc rgb \"#000000\" title \"ceiling: $IOPS_C read + $IOPS_C write IOPS\""
+	fi
 	gnuplot <<-GNUPLOT >"$WORK/gnuplot.log" 2>&1 || { cat "$WORK/gnuplot.log"; die "gnuplot failed"; }
 		set terminal $terminal
 		set output "$OUT/storage-wait-demo.png"
 		set termoption noenhanced
-		set title "pg_storage_wait demo: pgbench random UPDATEs, $CLIENTS clients, scale $SCALE, shared_buffers 16MB"
 		set datafile separator ","
 		set datafile missing "NaN"
+		set multiplot
+		set lmargin at screen 0.07
+		set rmargin at screen 0.9
+		set size 1, $([ -n "$DATA_C" ] && echo 0.65 || echo 1)
+		set origin 0, $([ -n "$DATA_C" ] && echo 0.35 || echo 0)
+		set title "pg_storage_wait demo: pgbench random UPDATEs, $CLIENTS clients, shared_buffers 16MB"
 		set key outside bottom center horizontal
 		set xlabel "seconds since run A started (per-second ticks)"
 		set ylabel "latency per operation, ms (log scale)"
@@ -469,14 +692,14 @@ step_chart() {
 		set y2tics 0, 20, 100
 		set ytics nomirror
 		set grid xtics ytics
-		set xrange [$((a0 - 2)):$((b1 + 3))]
-		set object 1 rect from $a0, graph 0 to $a1, graph 1 fc rgb "#e8f4e8" fs solid 1.0 noborder behind
-		set object 2 rect from $b0, graph 0 to $b1, graph 1 fc rgb "#fbe9e7" fs solid 1.0 noborder behind
-		set label 1 "A: $LABEL_A\\n$(injection_text 0 0)\\n$(pgbench_value tps A) TPS" at $a1 / 2.0, graph 0.92 center
-		set label 2 "B: $LABEL_B\\n$(injection_text "$READ_US" "$SYNC_US")\\n$(pgbench_value tps B) TPS" at ($b0 + $b1) / 2.0, graph 0.92 center
+		set xrange [-2:$((last + 3))]
+		$objects
+		$labels
 		plot "$OUT/storage-wait-demo.csv" using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb "#1f77b4" title "data-file read latency (ms)", \\
 		     "" using 1:4 with linespoints lw 2 pt 5 ps 0.6 lc rgb "#d62728" title "WAL fsync latency (ms)", \\
 		     "" using 1:5 axes x1y2 with steps lw 2 dt 2 lc rgb "#2ca02c" title "storage-wait share (%, right axis)"
+		$ceiling_plot
+		unset multiplot
 	GNUPLOT
 }
 
@@ -485,7 +708,7 @@ run_demo() {
 	trap cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	say "pg_storage_wait demo: about $((2 * RUN_SECONDS / 60 + 2)) minutes once PostgreSQL is built; output in $OUT"
+	say "pg_storage_wait demo: about $((3 * RUN_SECONDS / 60 + 3)) minutes once PostgreSQL is built; output in $OUT"
 	pick_run_user
 	step_provision
 	step_stage
@@ -493,8 +716,11 @@ run_demo() {
 	step_cluster
 	run_workload A "$LABEL_A" 0 0
 	run_workload B "$LABEL_B" "$READ_US" "$SYNC_US"
+	step_volume
+	[ -z "$DATA_C" ] || run_workload C "$LABEL_C" 0 0
 	step_chart
 	print_comparison
+	print_breakdown
 	local took=$((SECONDS - DEMO_START))
 	printf '\nchart: %s\ndata:  %s\ntext:  %s\n' "$OUT/storage-wait-demo.png" \
 		"$OUT/storage-wait-demo.csv" "$OUT/storage-wait-demo.txt"

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Provision the PostgreSQL servers pg_storage_wait is built and tested against.
 #
-#   scripts/provision-postgres.sh [deps] [pg18-assert] [pg18-release] [pg17] ...
+#   scripts/provision-postgres.sh [deps] [pg18-assert] [pg18-release] [pg17] [pg16] [pg19] ...
 #
 # deps          Debian packages for building the extension, PostgreSQL 18 and the tests
 # pg18-assert   PostgreSQL 18 from Debian's source package, --enable-cassert --enable-debug
 #               --enable-tap-tests (tests)
 # pg18-release  the same source, plain release build (demo, benchmarks)
 # pg17          PostgreSQL 17 from Debian 13 ("trixie") binary packages in a debootstrap chroot
+# pg16          PostgreSQL 16.14 from the project's source archive (../shared/postgres-src/ from
+#               the project root, checked against its SHA256SUMS), assert + TAP build like
+#               pg18-assert
+# pg19          the same for PostgreSQL 19beta2
+# integrations  Debian's prometheus (with promtool) and prometheus-postgres-exporter, their
+#               services never started; and a copy of the pg17 chroot with the Debian packaging
+#               tools (debhelper, postgresql-server-dev-all, lintian) at $PGSW_DEB_CHROOT
 #
 # Idempotent: every artefact is cached under $PGSW_CACHE (default ~/.cache/pg_storage_wait),
 # keyed by version and build flavour, and a finished step leaves a ".complete" marker, so a
@@ -17,6 +24,12 @@ set -euo pipefail
 PGSW_CACHE=${PGSW_CACHE:-$HOME/.cache/pg_storage_wait}
 PG18_VERSION=${PG18_VERSION:-18.6}
 CHROOT17="$PGSW_CACHE/chroot-trixie-pg17"
+PG16_VERSION=${PG16_VERSION:-16.14}
+PG19_VERSION=${PG19_VERSION:-19beta2}
+# The source archives of the majors no Debian release packages here sit beside the project.
+PG_SHARED_SRC=${PG_SHARED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/postgres-src}
+# The packaging chroot is a copy: the pg17 stage's chroot never gets the build tools.
+PGSW_DEB_CHROOT=${PGSW_DEB_CHROOT:-$PGSW_CACHE/chroot-trixie-pg17-deb}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-}
 JOBS=${JOBS:-$(nproc)}
 
@@ -37,7 +50,9 @@ debian_mirror() {
 
 DEPS=(g++ make cmake libboost-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
 	bison flex libreadline-dev zlib1g-dev pkg-config libicu-dev libipc-run-perl perl
-	debootstrap bzip2 gnuplot-nox sysstat postgresql-server-dev-15 dpkg-dev procps)
+	debootstrap bzip2 gnuplot-nox sysstat postgresql-server-dev-15 dpkg-dev procps
+	clang-16 libclang-rt-16-dev # clang-16 + its runtime: the libFuzzer harnesses (test.sh fuzz)
+	faketime)                   # libfaketime: test/t/019_clock_step.pl steps the server's clock
 
 provision_deps() {
 	local missing=()
@@ -124,10 +139,71 @@ build_pg18() {
 	say "PostgreSQL $PG18_VERSION ($flavour) installed at $prefix"
 }
 
+# PostgreSQL VERSION from the shared source archive (a git archive: no pre-generated parser
+# files, so bison and flex from DEPS), assert + TAP build, cached like pg18-assert.
+build_shared() {
+	local version=$1 prefix="$PGSW_CACHE/pg-$1-assert"
+	if [ -f "$prefix/.complete" ]; then say "PostgreSQL $version (assert): cached at $prefix"; return; fi
+	local tarball="$PG_SHARED_SRC/postgresql-$version.tar.xz"
+	[ -f "$tarball" ] || die "no $tarball (the source archives live in ../shared/postgres-src/ from the project root; set PG_SHARED_SRC)"
+	say "checking $tarball against $PG_SHARED_SRC/SHA256SUMS"
+	(cd "$PG_SHARED_SRC" && grep " postgresql-$version.tar.xz\$" SHA256SUMS | sha256sum -c --quiet -) ||
+		die "postgresql-$version.tar.xz does not match its SHA256SUMS line (or has none)"
+	local work="$PGSW_CACHE/build/pg-$version-assert"
+	rm -rf "$work" "$prefix"; mkdir -p "$work"
+	say "unpacking PostgreSQL $version"
+	tar -xJf "$tarball" -C "$work" --strip-components=1
+	local flags=(--prefix="$prefix" --without-icu --with-openssl=no --enable-cassert --enable-debug
+		--enable-tap-tests)
+	say "configure ${flags[*]}"
+	(cd "$work" && ./configure "${flags[@]}" >"$work/configure.log" 2>&1) ||
+		{ tail -20 "$work/configure.log" >&2; die "configure failed for $version (see $work/configure.log)"; }
+	say "building PostgreSQL $version (assert) with $JOBS jobs, several minutes"
+	(cd "$work" && make -s -j"$JOBS" >"$work/build.log" 2>&1 &&
+		make -s -C contrib/pg_stat_statements -j"$JOBS" >>"$work/build.log" 2>&1) ||
+		{ tail -30 "$work/build.log" >&2; die "build failed for $version (see $work/build.log)"; }
+	(cd "$work" && make -s install >>"$work/build.log" 2>&1 &&
+		make -s -C contrib/pg_stat_statements install >>"$work/build.log" 2>&1) ||
+		{ tail -30 "$work/build.log" >&2; die "install failed for $version"; }
+	touch "$prefix/.complete"
+	rm -rf "$work"
+	say "PostgreSQL $version (assert) installed at $prefix"
+}
+
 # PostgreSQL 17 from Debian 13 binary packages in a chroot (trixie's postgresql-17 source is
 # not on the mirror any more; the binaries are).
+# What the pg17 stage needs inside the chroot (faketime: test/t/019_clock_step.pl).
+CHROOT17_PKGS=(postgresql-17 postgresql-server-dev-17 postgresql-17-pg-wait-sampling g++ make
+	libboost-dev libipc-run-perl perl procps faketime)
+
+# A cached chroot made before a package joined the list gets it installed (a warm machine must
+# test what a fresh one does).
+complete_pg17_chroot() {
+	local p missing=() m
+	for p in "${CHROOT17_PKGS[@]}"; do
+		chroot "$CHROOT17" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	need_root "installing ${missing[*]} into $CHROOT17"
+	say "the cached PostgreSQL 17 chroot lacks ${missing[*]}: installing"
+	if findmnt -rn -o TARGET | grep -qF "$CHROOT17/"; then
+		die "something is still mounted under $CHROOT17: unmount it first, then run again"
+	fi
+	for m in proc dev; do mount --bind "/$m" "$CHROOT17/$m"; done
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$CHROOT17/dev' '$CHROOT17/proc' 2>/dev/null || true" EXIT
+	install_without_services "$CHROOT17" "${missing[@]}"
+	umount "$CHROOT17/dev" "$CHROOT17/proc"
+	trap - EXIT
+}
+
 provision_pg17() {
-	if [ -f "$CHROOT17/.complete" ]; then say "PostgreSQL 17 chroot: cached at $CHROOT17"; return; fi
+	if [ -f "$CHROOT17/.complete" ]; then
+		complete_pg17_chroot
+		say "PostgreSQL 17 chroot: cached at $CHROOT17"
+		return
+	fi
 	need_root "building the PostgreSQL 17 chroot"
 	# Never empty a chroot with /proc or /dev still bound into it (a test run killed with
 	# SIGKILL can leave them): rm would descend into the host's /dev. --one-file-system too.
@@ -136,7 +212,8 @@ provision_pg17() {
 			tr '\n' ' ')): unmount it first (umount DIR), then run again"
 	fi
 	rm -rf --one-file-system "$CHROOT17"; mkdir -p "$CHROOT17"
-	local pkgs=postgresql-17,postgresql-server-dev-17,postgresql-17-pg-wait-sampling,g++,make,libboost-dev,libipc-run-perl,perl,procps
+	local pkgs
+	pkgs=$(IFS=,; echo "${CHROOT17_PKGS[*]}")
 	say "debootstrap trixie with $pkgs into $CHROOT17 (~2.5 minutes)"
 	debootstrap --variant=minbase --include="$pkgs" trixie "$CHROOT17" "$(debian_mirror)" \
 		>"$PGSW_CACHE/debootstrap.log" 2>&1 ||
@@ -145,6 +222,71 @@ provision_pg17() {
 		die "the chroot has no working PostgreSQL 17"
 	touch "$CHROOT17/.complete"
 	say "PostgreSQL 17 chroot ready at $CHROOT17"
+}
+
+# Debian packages whose postinst would start a service: a policy-rc.d that says 101 ("action
+# forbidden") while apt runs keeps them stopped; any daemon found running after the install
+# (a machine whose policy allowed it) is stopped by pid.
+install_without_services() { # install_without_services ROOT(/ or a chroot) PACKAGE...
+	local root=$1 policy added=0 pid
+	shift
+	policy=$root/usr/sbin/policy-rc.d
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		added=1
+	fi
+	local rc=0
+	if [ "$root" = / ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" \
+			>"$PGSW_CACHE/apt-install.log" 2>&1 || rc=$?
+	else
+		chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+			sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@"' sh "$@" \
+			>"$root.apt-install.log" 2>&1 || rc=$?
+	fi
+	[ "$added" = 0 ] || rm -f "$policy"
+	if [ "$rc" != 0 ]; then
+		tail -20 "$PGSW_CACHE/apt-install.log" "$root.apt-install.log" 2>/dev/null >&2
+		die "apt-get install $* failed in $root"
+	fi
+	[ "$root" = / ] || return 0
+	for pid in $(pgrep -x prometheus) $(pgrep -x prometheus-postgres-exporter); do
+		say "stopping a packaged service that started anyway: pid $pid ($(ps -o cmd= -p "$pid"))"
+		kill "$pid" 2>/dev/null || true
+	done
+}
+
+provision_integrations() {
+	local p missing=()
+	for p in prometheus prometheus-postgres-exporter; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		need_root "installing ${missing[*]}"
+		say "installing ${missing[*]} (their services are not started)"
+		apt-get update -qq || die "apt-get update failed"
+		install_without_services / "${missing[@]}"
+	fi
+	if [ -f "$PGSW_DEB_CHROOT/.complete" ]; then say "packaging chroot: cached at $PGSW_DEB_CHROOT"; return; fi
+	[ -f "$CHROOT17/.complete" ] || provision_pg17
+	need_root "building the packaging chroot"
+	local tmp=$PGSW_DEB_CHROOT.tmp m
+	if findmnt -rn -o TARGET | grep -qF "$tmp/"; then die "something is still mounted under $tmp: unmount it first"; fi
+	rm -rf --one-file-system "$tmp"
+	mkdir -p "$(dirname "$tmp")"
+	say "copying $CHROOT17 to $tmp, then apt-get install the packaging tools in it (~2 minutes)"
+	cp -a "$CHROOT17" "$tmp"
+	rm -f "$tmp/.complete"
+	for m in proc dev; do mount --bind "/$m" "$tmp/$m"; done
+	# shellcheck disable=SC2064 # expand $tmp now
+	trap "umount '$tmp/dev' '$tmp/proc' 2>/dev/null || true" EXIT
+	install_without_services "$tmp" build-essential debhelper postgresql-server-dev-all dpkg-dev libboost-dev lintian
+	umount "$tmp/dev" "$tmp/proc"
+	trap - EXIT
+	touch "$tmp/.complete"
+	mv "$tmp" "$PGSW_DEB_CHROOT"
+	say "packaging chroot ready at $PGSW_DEB_CHROOT"
 }
 
 main() {
@@ -156,7 +298,10 @@ main() {
 		pg18-assert) build_pg18 assert ;;
 		pg18-release) build_pg18 release ;;
 		pg17) provision_pg17 ;;
-		*) die "unknown step '$step' (deps, pg18-assert, pg18-release, pg17)" ;;
+		pg16) build_shared "$PG16_VERSION" ;;
+		pg19) build_shared "$PG19_VERSION" ;;
+		integrations) provision_integrations ;;
+		*) die "unknown step '$step' (deps, pg18-assert, pg18-release, pg17, pg16, pg19, integrations)" ;;
 		esac
 	done
 }

@@ -10,7 +10,31 @@
 #          (pg_regress on a temporary instance, then the TAP tests, including the
 #          latency-injection accuracy tests; PGSW_ACCURACY_TESTS=0 leaves those out)
 #   pg17   the same against Debian 13's PostgreSQL 17 inside a chroot
-#   pg15   building against PostgreSQL 15 must be refused at once with a clear message
+#   pg16   the same as pg18 against PostgreSQL 16.14 (assert build from the project's source
+#          archive, ../shared/postgres-src/); first checks that switching PG_CONFIG from 18 to
+#          16 rebuilds every object and that `make clean PG_CONFIG=<16>` works
+#   pg19   the same as pg18 against PostgreSQL 19beta2 (assert build, same archive folder);
+#          first checks compat.hpp's guard against a major newer than the newest tested
+#   pg15   building against PostgreSQL 15 must be refused at once with a clear message, and
+#          `make clean` must work with that pg_config
+#   sanitize  the pg18 stage with the extension built with AddressSanitizer + UBSan and the
+#          sanitizer runtime preloaded into every server (accuracy tests left out); fails on
+#          any sanitizer report (test/sanitizer/: suppressions, each justified). First a canary
+#          (test/sanitizer/canary.cpp) commits a heap overflow and a UBSan shift in a
+#          throwaway server: the stage fails unless both reports reach the log folder
+#   fuzz   libFuzzer harnesses (clang-16) of the history file reader, the wait-event
+#          classification...: each runs PGSW_FUZZ_SECONDS (default 60) from its seed corpus in
+#          test/fuzz/corpus/; fails on a crash, a leak, a timeout or a sanitizer report
+#   integrations  promtool check/test of the alerts; the Debian package built with
+#          dpkg-buildpackage in a packaging copy of the PostgreSQL 17 chroot, lintian, installed
+#          into a clean copy of that chroot: CREATE EXTENSION and pg_regress against it; then on
+#          that server after pgbench: every Grafana panel's SQL (integrations/check_dashboard.py),
+#          the real postgres_exporter with queries.yaml and a real prometheus scraping it
+#          (integrations/test_integrations.sh); META.json against the control file
+#
+#   Order: provision (Debian packages, PostgreSQL 18), then unit, inject, pg15 and fuzz while
+#   the other servers build in the background (waited for as provision-bg), then pg18, pg17,
+#   pg16, pg19, devices, sanitize, integrations.
 #
 #   --only  run only these stages (repeatable or comma-separated); default: all
 #   --keep  keep the scratch build folders (printed at the end) for inspection
@@ -21,7 +45,9 @@
 #
 # Environment: PGSW_CACHE (servers, default ~/.cache/pg_storage_wait), PGSW_WORK (scratch,
 # default /tmp/pg_storage_wait-test.$USER), PGSW_TEST_TIMEOUT (seconds per installcheck,
-# default 1800), JOBS (default nproc).
+# default 1800), JOBS (default nproc), PGSW_FUZZ_SECONDS (per fuzz harness, default 60).
+# While developing: PGSW_PROVE_TESTS (TAP files to run, e.g. "test/t/013_devices.pl") and
+# PGSW_REGRESS (pg_regress files; set but empty runs none), for the server stages.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +63,11 @@ export PGSW_CACHE # provision-postgres.sh reads the same variable
 PG18_VERSION=${PG18_VERSION:-18.6}
 export PG18_VERSION
 PG18_PREFIX=$PGSW_CACHE/pg-$PG18_VERSION-assert
+PG16_VERSION=${PG16_VERSION:-16.14}
+PG19_VERSION=${PG19_VERSION:-19beta2}
+export PG16_VERSION PG19_VERSION
+PG16_PREFIX=$PGSW_CACHE/pg-$PG16_VERSION-assert
+PG19_PREFIX=$PGSW_CACHE/pg-$PG19_VERSION-assert
 CHROOT17=$PGSW_CACHE/chroot-trixie-pg17
 PG17_CONFIG=/usr/lib/postgresql/17/bin/pg_config # inside the chroot
 PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
@@ -45,11 +76,12 @@ PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PGSW_WORK=${PGSW_WORK:-/tmp/pg_storage_wait-test.$(id -un)}
 TEST_TIMEOUT=${PGSW_TEST_TIMEOUT:-1800}
 JOBS=${JOBS:-$(nproc)}
-ALL_STAGES=(unit inject pg18 pg17 pg15)
+ALL_STAGES=(unit inject pg18 pg17 pg16 pg19 pg15 devices sanitize fuzz integrations)
 # Every stage tests this one copy of the source tree, taken when the run starts: a tree that
 # is being edited meanwhile must not give each stage a different version.
 SNAPSHOT=$PGSW_WORK/snapshot
 SKIP_RC=77 # a stage function returns this to say "skipped" (the automake convention)
+MAIN_PID=$$ # this run, as the chroot's mount holders name it
 # The pg17 stage's build folder inside the chroot, named after the scratch folder so that two
 # runs with different PGSW_WORK (parallel sessions) never share it.
 CHROOT_INNER=/build/$(basename "$PGSW_WORK")
@@ -106,7 +138,7 @@ clean_env() { # clean_env HOME -> prints env(1) assignments, one per line
 	printf '%s\n' "HOME=$1" "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 		"LANG=C.UTF-8"
 	local v
-	for v in PG_TEST_EXTRA PG_TEST_TIMEOUT_DEFAULT PG_TEST_NOCLEAN PGSW_ACCURACY_TESTS \
+	for v in PG_TEST_EXTRA PG_TEST_TIMEOUT_DEFAULT PG_TEST_NOCLEAN PGSW_ACCURACY_TESTS PGSW_QUIET_MACHINE \
 		PGSW_ACCURACY_SECONDS; do
 		[ -z "${!v:-}" ] || printf '%s\n' "$v=${!v}"
 	done
@@ -171,6 +203,16 @@ run_installcheck() {
 	local dir=$1 hostdir=$2 rc=0 tap_logs=1 out
 	shift 2
 	out=$(mktemp "$PGSW_WORK/installcheck.XXXXXX")
+	# A developer's subset (never set by CI): PGSW_PROVE_TESTS="test/t/013_devices.pl ...",
+	# PGSW_REGRESS="answer symptoms" (set but empty: no pg_regress at all).
+	[ -z "${PGSW_PROVE_TESTS:-}" ] || MAKE_VARS+=(PROVE_TESTS="$PGSW_PROVE_TESTS")
+	if [ -n "${PGSW_REGRESS+set}" ]; then
+		local preloaded=() not_preloaded=() f
+		for f in $PGSW_REGRESS; do
+			if [ "$f" = not_preloaded ]; then not_preloaded+=("$f"); else preloaded+=("$f"); fi
+		done
+		MAKE_VARS+=(REGRESS="${preloaded[*]}" REGRESS_NOT_PRELOADED="${not_preloaded[*]}")
+	fi
 	say "make installcheck (pg_regress, then TAP) in $dir, timeout ${TEST_TIMEOUT}s"
 	TIMEOUT_PREFIX=(timeout -k 30 "$TEST_TIMEOUT")
 	"$@" make -C "$dir" "${MAKE_VARS[@]}" installcheck 2>&1 | tee "$out" || rc=$?
@@ -210,12 +252,66 @@ run_installcheck() {
 # Stages. Each runs in its own subshell with `set -e`: the first failing command ends the stage
 # (not the script), and a stage's EXIT trap (chroot mounts) fires however the stage ends.
 
-stage_provision() {
+# Provisioning in two parts, so that a fresh machine spends its ~12 minutes of server builds
+# while the stages that need no server run (unit, inject, pg15, fuzz: time-boxed, it only gets
+# fewer runs): the Debian packages and PostgreSQL 18 first (the build of everything), then the
+# rest in the background, waited for (stage provision-bg) before the first stage that needs it.
+# On a warm machine both take seconds.
+provision_fg_steps() {
 	local steps=(deps)
-	selected pg18 && steps+=(pg18-assert)
-	selected pg17 && steps+=(pg17)
-	say "scripts/provision-postgres.sh ${steps[*]} (first run on a fresh machine: ~10 minutes)"
+	if selected pg18 || selected sanitize || selected devices || selected pg16; then
+		steps+=(pg18-assert)
+	fi
+	echo "${steps[@]}"
+}
+
+provision_bg_steps() {
+	local steps=()
+	if selected pg17 || selected integrations; then steps+=(pg17); fi
+	if selected pg16; then steps+=(pg16); fi
+	if selected pg19; then steps+=(pg19); fi
+	if selected integrations; then steps+=(integrations); fi
+	echo "${steps[@]}"
+}
+
+stage_provision() {
+	local steps
+	read -r -a steps <<<"$(provision_fg_steps)"
+	say "scripts/provision-postgres.sh ${steps[*]} (first run on a fresh machine: ~5 minutes)"
 	bash "$REPO/scripts/provision-postgres.sh" "${steps[@]}"
+}
+
+BG_PROVISION_PID=
+BG_PROVISION_LOG=$PGSW_WORK/provision-bg.log
+
+start_bg_provision() {
+	local steps
+	read -r -a steps <<<"$(provision_bg_steps)"
+	[ ${#steps[@]} -gt 0 ] || return 0
+	say "in the background: scripts/provision-postgres.sh ${steps[*]} (log $BG_PROVISION_LOG)"
+	bash "$REPO/scripts/provision-postgres.sh" "${steps[@]}" >"$BG_PROVISION_LOG" 2>&1 &
+	BG_PROVISION_PID=$!
+}
+
+# Waits for the background part (in the main shell: only the parent can wait for it), prints
+# its log, and records it as the stage provision-bg, timed from the wait.
+wait_bg_provision() {
+	local t0=$SECONDS rc=0 result=PASS
+	banner "stage provision-bg"
+	if [ -n "$BG_PROVISION_PID" ]; then
+		say "waiting for the background provisioning (pid $BG_PROVISION_PID)"
+		wait "$BG_PROVISION_PID" || rc=$?
+		BG_PROVISION_PID=
+		sed 's/^/    /' "$BG_PROVISION_LOG"
+		if [ "$rc" != 0 ]; then
+			warn "background provisioning failed (exit $rc): see above"
+			result=FAIL
+		fi
+	else
+		say "nothing was provisioned in the background"
+	fi
+	NAMES+=(provision-bg) RESULTS+=("$result") SECS+=($((SECONDS - t0)))
+	say "stage provision-bg: $result in $((SECONDS - t0))s"
 }
 
 stage_unit() {
@@ -237,28 +333,270 @@ stage_inject() {
 	bash "$SNAPSHOT/test/inject/check_inject.sh"
 }
 
-stage_pg18() {
-	[ -f "$PG18_PREFIX/.complete" ] ||
-		die "PostgreSQL $PG18_VERSION (assert) is not provisioned at $PG18_PREFIX"
-	local dir=$PGSW_WORK/pg18
-	fresh_dir "$dir"
-	# A private copy of the cached server (~100 MB, a second): the test user can reach it (the
-	# cache is under root's 700 home) and `make install` never touches the shared cache.
-	say "staging a private copy of $PG18_PREFIX"
-	cp -a -- "$PG18_PREFIX" "$dir/pg"
-	cp -a "$SNAPSHOT/." "$dir/src"
+# A private copy of a cached source-built server (~100 MB, a second) in $PGSW_WORK/NAME/pg:
+# the test user can reach it (the cache is under root's 700 home) and `make install` never
+# touches the shared cache. Prints the copy's folder.
+copy_server() { # copy_server PREFIX NAME
+	local prefix=$1 dir=$PGSW_WORK/$2
+	[ -f "$prefix/.complete" ] || die "PostgreSQL is not provisioned at $prefix"
+	{
+		fresh_dir "$dir"
+		say "staging a private copy of $prefix"
+		cp -a -- "$prefix" "$dir/pg"
+	} >&2
+	echo "$dir"
+}
+
+# Build with WERROR=1 and install, as the test user, against the server copy in $1/pg, in
+# $1/src (a copy of the snapshot unless the caller made one already).
+build_install() { # build_install DIR LABEL
+	local dir=$1 label=$2
+	[ -d "$dir/src" ] || cp -a "$SNAPSHOT/." "$dir/src"
 	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$dir"
 	MAKE_VARS=(PG_CONFIG="$dir/pg/bin/pg_config" WERROR=1)
 	say "building against $("$dir/pg/bin/pg_config" --version) (assert build) as $TEST_USER"
 	as_test_user make -C "$dir/src" -j"$JOBS" "${MAKE_VARS[@]}" ||
-		die "the build against PostgreSQL 18 failed (WERROR=1): see the compiler output above"
+		die "the build against PostgreSQL $label failed (WERROR=1): see the compiler output above"
 	as_test_user make -C "$dir/src" "${MAKE_VARS[@]}" install || die "make install failed"
+}
+
+# What pg18 runs, on any source-built server: build, install, pg_regress and every TAP test.
+test_source_build() { # test_source_build DIR LABEL
+	build_install "$1" "$2"
+	run_installcheck "$1/src" "$1/src" as_test_user
+}
+
+stage_pg18() {
+	local dir
+	dir=$(copy_server "$PG18_PREFIX" pg18)
+	test_source_build "$dir" "$PG18_VERSION"
+}
+
+# Objects of another major are never linked: the tree is first built against 18, then made
+# against 16 with no make clean (the build stamp must recompile every object); afterwards
+# `make clean PG_CONFIG=<16>` must work and leave no object.
+stage_pg16() {
+	local dir marker stale
+	dir=$(copy_server "$PG16_PREFIX" pg16)
+	marker=$dir/after-18-build
+	[ -f "$PG18_PREFIX/.complete" ] || die "the major-switch check needs PostgreSQL 18 at $PG18_PREFIX"
+	cp -a "$SNAPSHOT/." "$dir/src"
+	cp -a -- "$PG18_PREFIX" "$dir/pg18" # the test user cannot reach the cache
+	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$dir"
+	say "major switch: building against 18 first"
+	as_test_user make -s -C "$dir/src" -j"$JOBS" PG_CONFIG="$dir/pg18/bin/pg_config" >/dev/null
+	sleep 1 # every object made from here on is strictly newer than the marker
+	touch "$marker"
+	build_install "$dir" "$PG16_VERSION"
+	stale=$(find "$dir/src/src" -name '*.o' ! -newer "$marker")
+	[ -z "$stale" ] || die "objects of the 18 build were linked for 16: $stale"
+	find "$dir/src" -maxdepth 1 -name pg_storage_wait.so -newer "$marker" | grep -q . ||
+		die "pg_storage_wait.so was not relinked for 16"
+	say "major switch: every object was rebuilt for 16 without make clean"
 	run_installcheck "$dir/src" "$dir/src" as_test_user
+	as_test_user make -s -C "$dir/src" clean PG_CONFIG="$dir/pg/bin/pg_config" ||
+		die "make clean PG_CONFIG=<16> failed"
+	stale=$(find "$dir/src" -name '*.o' -o -name '*.so' -o -name .pgsw-build-stamp)
+	[ -z "$stale" ] || die "make clean PG_CONFIG=<16> left: $stale"
+	say "make clean PG_CONFIG=<16> removed every object"
+}
+
+# compat.hpp refuses a major newer than the newest tested unless PGSW_UNTESTED_MAJOR: one file
+# compiled against a copy of 19's headers that claims to be 20.
+check_untested_major_guard() { # check_untested_major_guard DIR (holding pg/, the 19 server)
+	local dir=$1 inc=$1/fake20 out rc=0 flags
+	cp -a "$("$dir/pg/bin/pg_config" --includedir-server)/." "$inc"
+	sed -i -E 's/^#define PG_VERSION_NUM [0-9]+/#define PG_VERSION_NUM 200000/' "$inc/pg_config.h"
+	grep -q '^#define PG_VERSION_NUM 200000' "$inc/pg_config.h" || die "could not fake PostgreSQL 20"
+	flags=(-std=c++17 -fsyntax-only -I"$SNAPSHOT/src" -isystem "$inc")
+	out=$(g++ "${flags[@]}" "$SNAPSHOT/src/pg/module.cpp" 2>&1) || rc=$?
+	[ "$rc" != 0 ] || die "a build against PostgreSQL 20 was not refused (compat.hpp guard)"
+	grep -q 'error:.*src/pg/compat.hpp.*PGSW_UNTESTED_MAJOR' <<<"$out" ||
+		{ printf '%s\n' "$out" | head -20; die "refused without the compat.hpp #error"; }
+	g++ "${flags[@]}" -DPGSW_UNTESTED_MAJOR "$SNAPSHOT/src/pg/module.cpp" ||
+		die "PGSW_UNTESTED_MAJOR did not let the build through"
+	rm -rf "$inc"
+	say "a major newer than the newest tested is refused by compat.hpp, and let through on request"
+}
+
+stage_pg19() {
+	local dir
+	dir=$(copy_server "$PG19_PREFIX" pg19)
+	check_untested_major_guard "$dir"
+	test_source_build "$dir" "$PG19_VERSION"
+}
+
+# The sanitizer runtimes of the compiler that builds the extension, resolved to real files
+# (the .so names g++ links against are linker scripts or symlinks on some systems).
+sanitizer_runtime() { # sanitizer_runtime asan|ubsan
+	local f
+	f=$(g++ -print-file-name="lib$1.so")
+	[ -e "$f" ] || die "g++ has no lib$1.so (Debian: libasan8 / libubsan1 come with g++)"
+	realpath -- "$f"
+}
+
+# Replace the private server copy's bin/postgres ($1) by a wrapper that preloads the sanitizer
+# runtimes ($2) into every server process, with the options ($3: env assignments). Called again,
+# it rewrites the wrapper (the canary's report folder, then the suite's). The real binary moves
+# to bin/uninstrumented/postgres, keeping its name: the kernel's process name (comm) stays
+# "postgres", which is how pids_under finds a server a test leaked ("postgres.uninstrumented"
+# showed as "postgres.uninst", so that check never matched in this stage).
+wrap_postgres() {
+	local bin=$1 preload=$2 opts=$3 real=${1%/*}/uninstrumented/postgres
+	if [ ! -e "$real" ]; then
+		mkdir -p -- "${real%/*}"
+		mv -- "$bin" "$real"
+	fi
+	# exec -a keeps argv[0]: the server finds its installation from its own path.
+	printf '%s\n' '#!/bin/bash' \
+		'# scripts/test.sh sanitize stage: the server is not instrumented, the extension is.' \
+		"export LD_PRELOAD=\"$preload\${LD_PRELOAD:+ \$LD_PRELOAD}\" $opts" \
+		'exec -a "$0" "${0%/*}/uninstrumented/postgres" "$@"' >"$bin"
+	chmod 755 "$bin"
+}
+
+# The runtime goes into the server processes only (every postgres the tests start runs
+# bin/postgres: pg_regress, pg_ctl, initdb's bootstrap, the TAP framework), first in LD_PRELOAD
+# as ASan requires (test/inject's library is appended after it), then libubsan, then
+# test/sanitizer/ubsan_log_path.so ($2), without which UBSan ignores its log_path inside the
+# server (libasan interposes the call that sets it) and reports only to the server log. Not
+# into the client tools: an uninstrumented initdb with ASan preloaded hangs in setlocale()
+# (glibc 2.36). Every report goes to a file under $3; UBSan goes on after a report
+# (halt_on_error=0) so one run collects all of them; detect_leaks=0: the server frees memory
+# contexts at exit, not allocation by allocation.
+wrap_postgres_sanitized() { # wrap_postgres_sanitized DIR SHIM LOGS
+	local supp=$1/src/test/sanitizer
+	wrap_postgres "$1/pg/bin/postgres" \
+		"$(sanitizer_runtime asan) $(sanitizer_runtime ubsan) $2" \
+		"ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1:log_path=$3/asan:suppressions=$supp/asan.supp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0:log_path=$3/ubsan:suppressions=$supp/ubsan.supp"
+}
+
+# The canary (test/sanitizer/canary.cpp): proof, in every run, that a bug inside a server
+# process is reported under the log folder, so that "zero reports" means something. Built with
+# the extension's COPT, loaded by path (never installed) into a throwaway server started with
+# the wrapped postgres, it commits one heap-buffer-overflow (ASan: abort_on_error ends that
+# backend, the postmaster crash-restarts the throwaway server, which is then stopped) and one
+# shift by 40 of a 32-bit int (UBSan; -fwrapv, which PGXS adds, does not define it), each in its
+# own backend after an in-range call of both (a control: the library loads and runs). Both
+# reports must be in $2, which must hold nothing else. ~15 s.
+sanitizer_canary() { # sanitizer_canary DIR LOGS
+	local dir=$1 logs=$2 c=$1/canary port=54329 lib psql out n start=$SECONDS f
+	mkdir -p "$c" "$logs"
+	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$c" "$logs"
+	say "sanitizer canary: building test/sanitizer/canary.cpp with the same COPT"
+	as_test_user make -s -C "$dir/src/test/sanitizer" "${MAKE_VARS[@]}" ||
+		die "the canary build failed: see the compiler output above"
+	lib=$dir/src/test/sanitizer/pgsw_canary
+	readelf -d "$lib.so" | grep -q 'NEEDED.*libasan' ||
+		die "the canary is not linked against libasan: the build ignored COPT"
+	TIMEOUT_PREFIX=(timeout -k 10 120)
+	as_test_user "$dir/pg/bin/initdb" -D "$c/data" -A trust --no-sync >"$c/initdb.log" 2>&1 ||
+		{ show_file "$c/initdb.log" 40; die "initdb with the sanitizer runtimes preloaded failed"; }
+	as_test_user "$dir/pg/bin/pg_ctl" -D "$c/data" -l "$c/server.log" -w -o \
+		"-c listen_addresses='' -c unix_socket_directories='$c' -c port=$port -c fsync=off" \
+		start >/dev/null ||
+		{ show_file "$c/server.log" 40; die "the canary's server did not start"; }
+	psql=(as_test_user "$dir/pg/bin/psql" -X -At -v ON_ERROR_STOP=1 -h "$c" -p "$port" -d postgres)
+	out=$("${psql[@]}" -c "CREATE FUNCTION pgsw_canary_heap_write(int, int) RETURNS int
+			AS '$lib', 'pgsw_canary_heap_write' LANGUAGE C STRICT VOLATILE" \
+		-c "CREATE FUNCTION pgsw_canary_shift(int) RETURNS int
+			AS '$lib', 'pgsw_canary_shift' LANGUAGE C STRICT VOLATILE" \
+		-c "SELECT pgsw_canary_heap_write(16, 15), pgsw_canary_shift(4)" 2>&1) || true
+	if [ "$(tail -n 1 <<<"$out")" != "120|16" ]; then
+		printf '%s\n' "$out"
+		canary_failed "$c" "$logs" "the canary did not load or run in the server (in-range calls: expected 120|16)"
+	fi
+	n=$(find "$logs" -type f | wc -l)
+	[ "$n" = 0 ] || canary_failed "$c" "$logs" "$n report file(s) in $logs before the canary's bugs ran"
+	"${psql[@]}" -c "SELECT pgsw_canary_shift(40)" >/dev/null 2>&1 || true
+	"${psql[@]}" -c "SELECT pgsw_canary_heap_write(16, 16)" >/dev/null 2>&1 || true
+	as_test_user "$dir/pg/bin/pg_ctl" -D "$c/data" -m immediate -w stop >/dev/null ||
+		warn "pg_ctl stop of the canary's server failed"
+	TIMEOUT_PREFIX=()
+	[ -z "$(pids_under "$c")" ] || { warn "the canary's server outlived pg_ctl stop"; kill_processes_under "$c"; }
+	local asan_ok=0 ubsan_ok=0
+	for f in "$logs"/asan.*; do
+		[ -f "$f" ] && grep -q 'ERROR: AddressSanitizer: heap-buffer-overflow' "$f" &&
+			grep -q 'in pgsw_canary_heap_write' "$f" && asan_ok=1
+	done
+	for f in "$logs"/ubsan.*; do
+		[ -f "$f" ] && grep -q 'runtime error: shift exponent 40 is too large' "$f" &&
+			grep -q 'in pgsw_canary_shift' "$f" && ubsan_ok=1
+	done
+	[ "$asan_ok" = 1 ] || canary_failed "$c" "$logs" "NO ASan heap-buffer-overflow report from the canary in $logs"
+	[ "$ubsan_ok" = 1 ] || canary_failed "$c" "$logs" "NO UBSan shift-exponent report from the canary in $logs"
+	say "sanitizer canary: ASan heap-buffer-overflow and UBSan shift-exponent reports both caught in $logs ($((SECONDS - start)) s)"
+}
+
+canary_failed() { # canary_failed CANARY_DIR LOGS REASON: print what there is, stop the server, fail
+	local f
+	for f in "$2"/*; do show_file "$f" 20; done
+	show_file "$1/server.log" 60
+	TIMEOUT_PREFIX=()
+	kill_processes_under "$1"
+	warn "#####################################################################"
+	warn "# sanitizer canary: $3"
+	warn "#####################################################################"
+	die "the sanitizer runtime is not active in the server: the stage would pass blind"
+}
+
+# The extension under ASan + UBSan, the sanitizer runtimes preloaded into the servers; first
+# the canary proves that a report from inside the server reaches the log folder.
+stage_sanitize() {
+	[ -f "$PG18_PREFIX/.complete" ] ||
+		die "PostgreSQL $PG18_VERSION (assert) is not provisioned at $PG18_PREFIX"
+	local dir=$PGSW_WORK/sanitize logs reports f rc=0 shim
+	fresh_dir "$dir"
+	say "staging a private copy of $PG18_PREFIX"
+	cp -a -- "$PG18_PREFIX" "$dir/pg"
+	cp -a "$SNAPSHOT/." "$dir/src"
+	logs=$dir/sanitizer-logs
+	shim=$dir/ubsan_log_path.so
+	gcc -O2 -g -Wall -Wextra -Wshadow -Werror -shared -fPIC -o "$shim" \
+		"$dir/src/test/sanitizer/ubsan_log_path.c" -ldl ||
+		die "building test/sanitizer/ubsan_log_path.c failed"
+	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$dir"
+	# COPT is PGXS's hook for extra flags: added to CFLAGS, CXXFLAGS and LDFLAGS (the shared
+	# library's link), so every object and the link get the sanitizers and nothing else moves.
+	MAKE_VARS=(PG_CONFIG="$dir/pg/bin/pg_config" WERROR=1
+		COPT="-fsanitize=address,undefined -fno-omit-frame-pointer")
+	wrap_postgres_sanitized "$dir" "$shim" "$dir/sanitizer-canary-logs"
+	sanitizer_canary "$dir" "$dir/sanitizer-canary-logs"
+	wrap_postgres_sanitized "$dir" "$shim" "$logs"
+	mkdir -p "$logs"
+	[ "$(id -u)" != 0 ] || chown "$TEST_USER:" "$logs"
+	say "building with AddressSanitizer + UBSan against $("$dir/pg/bin/pg_config" --version)"
+	as_test_user make -C "$dir/src" -j"$JOBS" "${MAKE_VARS[@]}" ||
+		die "the sanitizer build failed: see the compiler output above"
+	as_test_user make -C "$dir/src" "${MAKE_VARS[@]}" install || die "make install failed"
+	readelf -d "$dir/src/pg_storage_wait.so" | grep -q 'NEEDED.*libasan' ||
+		die "pg_storage_wait.so is not linked against libasan: the build ignored COPT"
+	say "make installcheck, sanitizer runtime preloaded into the servers; reports to $logs"
+	run_installcheck "$dir/src" "$dir/src" as_test_user env PGSW_ACCURACY_TESTS=0 PGSW_SANITIZED=1 ||
+		rc=$?
+	mapfile -t reports < <(find "$logs" -type f | sort)
+	for f in "${reports[@]}"; do show_file "$f" 80; done
+	[ ${#reports[@]} -eq 0 ] || die "${#reports[@]} sanitizer report file(s) in $logs"
+	[ "$rc" = 0 ] || die "make installcheck failed with the sanitizers loaded"
+	say "no sanitizer report"
+}
+
+stage_fuzz() {
+	local dir=$PGSW_WORK/fuzz
+	fresh_dir "$dir"
+	bash "$SNAPSHOT/test/fuzz/run.sh" "$dir" "${PGSW_FUZZ_SECONDS:-60}"
 }
 
 CHROOT_MOUNTS=(proc dev dev/shm) # mounted in this order, unmounted in reverse
+# The chroot is shared by every scripts/test.sh run on the machine (one cache), and two runs
+# with different PGSW_WORK may test 17 at once: the bind mounts are held by each run that needs
+# them (a file per run in $CHROOT_HOLDERS) and undone by the last one to let go, under a lock.
+# (An unconditional unmount at the end of any run once took /proc away from another run's
+# pg17 stage mid-test: `ps` in 018 then failed and the restart of the crashed node bailed out.)
+CHROOT_HOLDERS=$CHROOT17.mount-holders
+CHROOT_HOLDER=$CHROOT_HOLDERS/$(basename "$PGSW_WORK")
 
-chroot_unmount() {
+chroot_unmount_all() {
 	local i m
 	for ((i = ${#CHROOT_MOUNTS[@]} - 1; i >= 0; i--)); do
 		m=$CHROOT17/${CHROOT_MOUNTS[i]}
@@ -267,13 +605,38 @@ chroot_unmount() {
 	done
 }
 
-chroot_mount() {
-	chroot_unmount # a run killed with SIGKILL may have left them mounted
-	local m
-	for m in "${CHROOT_MOUNTS[@]}"; do
-		mkdir -p "$CHROOT17/$m"
-		mount --bind "/$m" "$CHROOT17/$m"
+# A holder whose run is gone (killed with SIGKILL) holds nothing: its pid no longer runs.
+chroot_prune_holders() {
+	local h
+	for h in "$CHROOT_HOLDERS"/*; do
+		[ -f "$h" ] || continue
+		kill -0 "$(cat "$h")" 2>/dev/null || rm -f "$h"
 	done
+}
+
+# Let go of the mounts; the last holder unmounts them.
+chroot_unmount() {
+	[ -d "$CHROOT_HOLDERS" ] || mkdir -p "$CHROOT_HOLDERS"
+	(
+		flock 9
+		rm -f "$CHROOT_HOLDER"
+		chroot_prune_holders
+		[ -n "$(ls -A "$CHROOT_HOLDERS")" ] || chroot_unmount_all
+	) 9>"$CHROOT_HOLDERS.lock"
+}
+
+chroot_mount() {
+	mkdir -p "$CHROOT_HOLDERS"
+	(
+		flock 9
+		chroot_prune_holders
+		echo "$MAIN_PID" >"$CHROOT_HOLDER"
+		local m
+		for m in "${CHROOT_MOUNTS[@]}"; do
+			mkdir -p "$CHROOT17/$m"
+			mountpoint -q "$CHROOT17/$m" || mount --bind "/$m" "$CHROOT17/$m"
+		done
+	) 9>"$CHROOT_HOLDERS.lock"
 }
 
 stage_pg17() {
@@ -302,6 +665,33 @@ stage_pg17() {
 	run_installcheck "$inner" "$dir" in_chroot postgres
 }
 
+# The volume for real (test/t/013_devices.pl): loop devices with ext4 for the data directory and
+# pg_wal, and a blkio cgroup the test user may join and throttle (test/devices_env.sh), torn
+# down however the stage ends; and a tiny one filled up for test/t/022_disk_full.pl (the history
+# save at shutdown on a full disk). Root only; a machine without the blkio hierarchy skips.
+stage_devices() {
+	if [ "$(id -u)" != 0 ] || [ ! -d /sys/fs/cgroup/blkio ] || ! command -v losetup >/dev/null; then
+		warn "devices: needs root, losetup and the cgroup v1 blkio hierarchy: SKIPPED"
+		return "$SKIP_RC"
+	fi
+	[ -f "$PG18_PREFIX/.complete" ] ||
+		die "PostgreSQL $PG18_VERSION (assert) is not provisioned at $PG18_PREFIX"
+	local dir=$PGSW_WORK/devices env=$PGSW_WORK/devices-env
+	# shellcheck disable=SC2064 # expand now
+	trap "kill_processes_under '$dir'; bash '$SNAPSHOT/test/devices_env.sh' down '$env'" EXIT
+	bash "$SNAPSHOT/test/devices_env.sh" down "$env"
+	fresh_dir "$dir"
+	cp -a -- "$PG18_PREFIX" "$dir/pg"
+	cp -a "$SNAPSHOT/." "$dir/src"
+	chown -R "$TEST_USER:" "$dir"
+	bash "$SNAPSHOT/test/devices_env.sh" up "$env" "$TEST_USER"
+	MAKE_VARS=(PG_CONFIG="$dir/pg/bin/pg_config" WERROR=1 REGRESS= REGRESS_NOT_PRELOADED=
+		TAP_TESTS=1 PROVE_TESTS="test/t/013_devices.pl test/t/022_disk_full.pl" PGSW_DEVICES_DIR="$env")
+	as_test_user make -C "$dir/src" -j"$JOBS" PG_CONFIG="$dir/pg/bin/pg_config" WERROR=1
+	as_test_user make -C "$dir/src" PG_CONFIG="$dir/pg/bin/pg_config" install
+	run_installcheck "$dir/src" "$dir/src" as_test_user
+}
+
 stage_pg15() {
 	[ -x "$PG15_CONFIG" ] || die "$PG15_CONFIG missing (Debian's postgresql-server-dev-15)"
 	local dir=$PGSW_WORK/pg15 out rc=0 t0=$SECONDS secs objs
@@ -319,6 +709,15 @@ stage_pg15() {
 	objs=$(find "$dir" -name '*.o' | head -3)
 	[ -z "$objs" ] || die "make compiled objects before refusing: $objs"
 	say "refused in ${secs}s with the expected message (make exit $rc)"
+	(cd "$dir" && make clean PG_CONFIG="$PG15_CONFIG" >/dev/null) ||
+		die "make clean PG_CONFIG=$PG15_CONFIG failed: clean must work with any pg_config"
+	say "make clean PG_CONFIG=$PG15_CONFIG works"
+}
+
+stage_integrations() {
+	[ "$(id -u)" = 0 ] || die "the integrations stage needs root (chroot, bind mounts, dpkg)"
+	PGSW_WORK=$PGSW_WORK/integrations CHROOT17=$CHROOT17 TEST_USER=$TEST_USER JOBS=$JOBS \
+		bash "$SNAPSHOT/integrations/test_integrations.sh" "$SNAPSHOT"
 }
 
 # --------------------------------------------------------------------------------------------
@@ -381,9 +780,15 @@ on_signal() {
 
 cleanup() {
 	# Safety net for every exit path (the stages clean up after themselves): no server left
-	# running from our scratch folders, no bind mount left in the chroot.
+	# running from our scratch folders, no bind mount left in the chroot, no provisioning left
+	# running in the background.
+	if [ -n "$BG_PROVISION_PID" ] && kill -0 "$BG_PROVISION_PID" 2>/dev/null; then
+		local pids
+		mapfile -t pids < <(descendants "$BG_PROVISION_PID")
+		kill -TERM "$BG_PROVISION_PID" "${pids[@]}" 2>/dev/null || true
+	fi
 	[ -d "$PGSW_WORK" ] && kill_processes_under "$PGSW_WORK"
-	if [ "$(id -u)" = 0 ] && [ -d "$CHROOT17" ]; then
+	if [ "$(id -u)" = 0 ] && [ -f "$CHROOT_HOLDER" ]; then
 		kill_processes_under "$CHROOT17$CHROOT_INNER"
 		chroot_unmount
 	fi
@@ -396,9 +801,9 @@ cleanup() {
 summary() {
 	local i pass=0 fail=0 skip=0 line
 	banner summary
-	printf '%-10s %-8s %8s\n' stage result seconds
+	printf '%-12s %-8s %8s\n' stage result seconds
 	for i in "${!NAMES[@]}"; do
-		printf '%-10s %-8s %8s\n' "${NAMES[i]}" "${RESULTS[i]}" "${SECS[i]}"
+		printf '%-12s %-8s %8s\n' "${NAMES[i]}" "${RESULTS[i]}" "${SECS[i]}"
 		case "${RESULTS[i]}" in
 		PASS) pass=$((pass + 1)) ;;
 		FAIL) fail=$((fail + 1)) ;;
@@ -442,9 +847,14 @@ main() {
 	if [ "$(last_result)" = PASS ]; then
 		setup_test_user
 		say "unprivileged test user: $TEST_USER"
-		for s in "${ALL_STAGES[@]}"; do
-			selected "$s" || continue
-			run_stage "$s"
+		start_bg_provision
+		# No server, no timing: these run while the background part builds.
+		for s in unit inject pg15 fuzz; do
+			selected "$s" && run_stage "$s"
+		done
+		wait_bg_provision
+		for s in pg18 pg17 pg16 pg19 devices sanitize integrations; do
+			selected "$s" && run_stage "$s"
 		done
 	else
 		for s in "${ALL_STAGES[@]}"; do selected "$s" && record_not_run "$s"; done
