@@ -183,6 +183,10 @@ else
 	cp -a "$CHROOT17/." "$CLEAN/"
 fi
 bind_mounts "$CLEAN"
+# Device discovery reads /sys/dev/block: the live server must see the host's /sys.
+mkdir -p "$CLEAN/sys"
+mount --bind /sys "$CLEAN/sys" && mount -o remount,bind,ro "$CLEAN/sys"
+MOUNTS+=("$CLEAN/sys")
 # The pg17 stage's `make install` may have left the extension in the cached chroot: remove it,
 # so that what is tested is the package's files alone.
 rm -f "$CLEAN"/usr/lib/postgresql/17/lib/pg_storage_wait.so "$CLEAN"/usr/share/postgresql/17/extension/pg_storage_wait*
@@ -216,7 +220,11 @@ lap "install .deb + pg_regress"
 
 # ---- 4. live server, dashboard SQL, exporter, prometheus -----------------------------------
 banner "live server on 127.0.0.1:$PG_PORT: dashboard, exporter, prometheus"
-mkdir -p "$CLEAN$LIVE"
+# The data directory on the host's file system, not the overlay (which has no block device), so
+# that storage_device_stats, the device panels and the device and probe series have a device.
+mkdir -p "$CLEAN$LIVE" "$WORK/live"
+mount --bind "$WORK/live" "$CLEAN$LIVE"
+MOUNTS+=("$CLEAN$LIVE")
 chown "$uid:$gid" "$CLEAN$LIVE"
 in_clean postgres "$PGBIN/initdb" -D "$LIVE/data" -A trust -U postgres >"$WORK/initdb.log" 2>&1 ||
 	{ cat "$WORK/initdb.log"; die "initdb failed"; }
@@ -282,7 +290,7 @@ lap "server, pgbench"
 
 # No block device (a container on an overlay, a tmpfs): storage_device_stats has no rows, so
 # its panels may be empty and its series are absent; said loudly, never silently.
-ndev=$(sql -d postgres -At -c "SELECT count(*) FROM storage_device_stats(interval '1 minute')")
+ndev=$(sql -d postgres -At -c "SELECT count(device) FROM storage_device_stats(interval '1 minute')")
 ALLOW=()
 if [ "$ndev" = 0 ]; then
 	warn "storage_device_stats has no rows here (no block device): device panels may be empty, device series are not checked"
