@@ -26,8 +26,24 @@ PG18_VERSION=${PG18_VERSION:-18.6}
 CHROOT17="$PGSW_CACHE/chroot-trixie-pg17"
 PG16_VERSION=${PG16_VERSION:-16.14}
 PG19_VERSION=${PG19_VERSION:-19beta2}
-# The source archives of the majors no Debian release packages here sit beside the project.
-PG_SHARED_SRC=${PG_SHARED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/postgres-src}
+# The source archives of the majors no Debian release packages here sit beside the project:
+# ../shared/postgres-src/ from its root. A clone made elsewhere (CI clones the repository into a
+# folder of its own) looks beside the repository it was cloned from, then in the workplace's
+# shared folder.
+find_shared_src() {
+	local root origin dir
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	origin=$(git -C "$root" remote get-url origin 2>/dev/null || true)
+	for dir in "$root/../shared/postgres-src" ${origin:+"${origin%/.git}/../shared/postgres-src"} \
+		/work/shared/postgres-src; do
+		if [ -f "$dir/SHA256SUMS" ]; then
+			(cd "$dir" && pwd)
+			return
+		fi
+	done
+	echo "$root/../shared/postgres-src"
+}
+PG_SHARED_SRC=${PG_SHARED_SRC:-$(find_shared_src)}
 # The packaging chroot is a copy: the pg17 stage's chroot never gets the build tools.
 PGSW_DEB_CHROOT=${PGSW_DEB_CHROOT:-$PGSW_CACHE/chroot-trixie-pg17-deb}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-}
@@ -145,7 +161,7 @@ build_shared() {
 	local version=$1 prefix="$PGSW_CACHE/pg-$1-assert"
 	if [ -f "$prefix/.complete" ]; then say "PostgreSQL $version (assert): cached at $prefix"; return; fi
 	local tarball="$PG_SHARED_SRC/postgresql-$version.tar.xz"
-	[ -f "$tarball" ] || die "no $tarball (the source archives live in ../shared/postgres-src/ from the project root; set PG_SHARED_SRC)"
+	[ -f "$tarball" ] || die "no $tarball (the source archives live in ../shared/postgres-src/ from the project root or from the repository it was cloned from; set PG_SHARED_SRC to their folder)"
 	say "checking $tarball against $PG_SHARED_SRC/SHA256SUMS"
 	(cd "$PG_SHARED_SRC" && grep " postgresql-$version.tar.xz\$" SHA256SUMS | sha256sum -c --quiet -) ||
 		die "postgresql-$version.tar.xz does not match its SHA256SUMS line (or has none)"
