@@ -267,7 +267,8 @@ install_without_services() { # install_without_services ROOT(/ or a chroot) PACK
 		die "apt-get install $* failed in $root"
 	fi
 	[ "$root" = / ] || return 0
-	for pid in $(pgrep -x prometheus) $(pgrep -x prometheus-postgres-exporter); do
+	# The exporter's process name is cut to 15 characters ("prometheus-post"): match its command.
+	for pid in $(pgrep -x prometheus) $(pgrep -f '^(/usr/bin/)?prometheus-postgres-exporter( |$)'); do
 		say "stopping a packaged service that started anyway: pid $pid ($(ps -o cmd= -p "$pid"))"
 		kill "$pid" 2>/dev/null || true
 	done
