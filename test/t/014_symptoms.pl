@@ -27,7 +27,15 @@ sub inject
 }
 inject('');
 
-my $node = new_pgsw_node('symptoms', conf => q{
+# The WAL on tmpfs: on a real disk a checkpoint's writes and fsyncs do slow the WAL flushes that
+# share the device (3.0x measured here: 7.66 ms inside vs 2.57 ms outside, no injection), which
+# slower_checkpoints rightly reports; the control run needs a WAL device a checkpoint cannot slow.
+my $waldir_parent = -d '/dev/shm' && -w '/dev/shm' ? '/dev/shm' : undef;
+diag('no writable /dev/shm: WAL on disk, the no-injection checkpoint check is a TODO') unless $waldir_parent;
+my @init = $waldir_parent
+  ? (init => { extra => [ '--waldir', tempdir(DIR => $waldir_parent, CLEANUP => 1) . '/pg_wal' ] })
+  : ();
+my $node = new_pgsw_node('symptoms', @init, conf => q{
 fsync = on
 wal_level = logical
 max_replication_slots = 4
@@ -123,7 +131,10 @@ inject('');
 is($status, 'present', 'slow data-file fsync: slower_checkpoints present');
 is($storage, 'true', 'slower checkpoints: storage implicated');
 ($status) = checkpoints_under_load();
-is($status, 'ok', 'no injection: slower_checkpoints ok');
+{
+	local $TODO = $waldir_parent ? undef : 'the WAL shares the disk with the checkpoint';
+	is($status, 'ok', 'no injection: slower_checkpoints ok');
+}
 
 # --- inconsistent read latency ----------------------------------------------------------------
 sub reads_phase
