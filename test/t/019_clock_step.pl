@@ -21,7 +21,16 @@ plan skip_all => 'under the sanitizer runtime (libfaketime and ASan together han
 
 my $node = new_pgsw_node('clock', interval => '100ms');
 my $offset_file = $node->basedir . '/faketime_offset';
-sub set_offset { open my $fh, '>', $offset_file or die $!; print $fh "$_[0]\n"; close $fh; }
+# Written aside and renamed: libfaketime re-reads the file at every clock call
+# (FAKETIME_NO_CACHE) and exits the process that reads it half written ("failed to parse
+# FAKETIME timestamp": seen on 17 as a server process gone mid-test).
+sub set_offset
+{
+	open my $fh, '>', "$offset_file.tmp" or die $!;
+	print $fh "$_[0]\n";
+	close $fh or die $!;
+	rename "$offset_file.tmp", $offset_file or die $!;
+}
 set_offset('+0');
 {
 	# Only the server runs under libfaketime; the monotonic clock is left real.
