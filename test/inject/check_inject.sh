@@ -217,10 +217,13 @@ test_step_mid_run() {
 	read -r pre pre_bad mid mid_bad post post_bad lag <<<"$summary"
 	check "step 0 -> 5 ms mid-run: first slow read ${lag} ms after the change (want 0..250)" \
 		"${lag%.*} >= 0 && ${lag%.*} <= 250"
-	check "step mid-run: ${pre_bad}/${pre} reads slow before, ${mid_bad}/${mid} fast after +250 ms (want 0 and 0, with calls in both)" \
-		"pre > 10 && pre_bad == 0 && mid > 10 && mid_bad == 0"
-	check "file removed mid-run: ${post_bad}/${post} reads still slow after +250 ms (want 0 of > 10)" \
-		"post > 10 && post_bad == 0"
+	# A read the library does not delay can still be preempted for 2.5 ms on a loaded machine
+	# (seen: 1 of 327 beside a soak test); a wrong regime slows every read, so up to 2 % of the
+	# undelayed phases may be slow. A delayed read cannot be fast: none may be.
+	check "step mid-run: ${pre_bad}/${pre} reads slow before, ${mid_bad}/${mid} fast after +250 ms (want <= 2 % and 0, with calls in both)" \
+		"pre > 10 && pre_bad * 50 <= pre && mid > 10 && mid_bad == 0"
+	check "file removed mid-run: ${post_bad}/${post} reads still slow after +250 ms (want <= 2 % of > 10)" \
+		"post > 10 && post_bad * 50 <= post"
 }
 
 # $PGSW_INJECT_STATS: the delivered delays, counted by every process sharing the file.
