@@ -300,8 +300,8 @@ std::string storage_not_the_fix(const Diagnosis &d) {
                "flushes per transaction (commit_delay, batching commits, synchronous_commit) or "
                "fewer reads (a larger shared_buffers) will.";
     // Slow operations, but too little of the time spent in them for faster storage to matter.
-    return waits + ": faster storage would remove only " + format_pct(d.storage_bound_score) +
-           " of the sessions' time.";
+    return waits + ": faster storage will not help, it would remove only " +
+           format_pct(d.storage_bound_score) + " of the sessions' time.";
 }
 
 std::string mixed_hint(const Diagnosis &d) {

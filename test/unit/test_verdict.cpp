@@ -351,7 +351,7 @@ TEST(Verdict, SlowButSmallStorageWaitsAreNotCalledFast) {
     const Diagnosis d = diagnose(in);
     EXPECT_EQ(d.verdict, Verdict::ReplicationBound);
     EXPECT_FALSE(contains(d.hint, "near local-NVMe"));
-    EXPECT_TRUE(contains(d.hint, "faster storage would remove only"));
+    EXPECT_TRUE(contains(d.hint, "faster storage will not help, it would remove only"));
 }
 
 }  // namespace
