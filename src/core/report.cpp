@@ -1,20 +1,9 @@
 #include "core/report.hpp"
 
-#include <cstdarg>
-#include <cstdio>
+#include "core/text_format.hpp"
 
 namespace pgsw {
 namespace {
-
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-    char buffer[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(buffer, sizeof buffer, fmt, args);
-    va_end(args);
-    return buffer;
-}
 
 void add(std::vector<std::string> &out, const std::vector<std::string> &lines) {
     out.insert(out.end(), lines.begin(), lines.end());
