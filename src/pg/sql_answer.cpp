@@ -28,15 +28,6 @@ namespace {
 
 using Row = ResultSet::Row;
 
-// The what-if's assumptions: this session's reference latencies, the server's cores.
-ReferenceFacts reference_facts(const SharedView &shared) {
-    ReferenceFacts r;
-    r.read_ms = settings.reference_read_latency_ms;
-    r.flush_ms = settings.reference_flush_latency_ms;
-    r.cpu_cores = double(status_load(shared.status->cpu_cores));
-    return r;
-}
-
 void ms_or_null(Row &row, size_t column, const LatencySummary &s, double us) {
     s.valid ? row.float8(column, round_to(us / 1000.0, 3)) : row.null(column);
 }

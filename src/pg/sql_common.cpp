@@ -273,4 +273,12 @@ double round_to(double value, int digits) {
     return std::round(value * scale) / scale;
 }
 
+ReferenceFacts reference_facts(const SharedView &shared) {
+    ReferenceFacts r;
+    r.read_ms = settings.reference_read_latency_ms;
+    r.flush_ms = settings.reference_flush_latency_ms;
+    r.cpu_cores = double(status_load(shared.status->cpu_cores));
+    return r;
+}
+
 }  // namespace pgsw::pg

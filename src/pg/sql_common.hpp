@@ -100,4 +100,7 @@ void resolve_wait_names(const SharedView &shared, Window &window);
 // Display rounding: `digits` decimals.
 double round_to(double value, int digits);
 
+// The what-if's assumptions: this session's reference latencies, the server's cores.
+ReferenceFacts reference_facts(const SharedView &shared);
+
 }  // namespace pgsw::pg

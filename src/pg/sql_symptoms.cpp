@@ -23,14 +23,6 @@ namespace {
 
 using Row = ResultSet::Row;
 
-ReferenceFacts reference_facts(const SharedView &shared) {
-    ReferenceFacts r;
-    r.read_ms = settings.reference_read_latency_ms;
-    r.flush_ms = settings.reference_flush_latency_ms;
-    r.cpu_cores = double(status_load(shared.status->cpu_cores));
-    return r;
-}
-
 struct Evaluated {
     Window window;
     WindowSummary summary;
