@@ -65,6 +65,14 @@ include $(PGXS)
 
 # prove prints each TAP file's wall time (PGXS sets PROVE_FLAGS empty above this line).
 PROVE_FLAGS += --timer
+# TAP files in two groups (test/prove_in_groups.sh): most PGSW_TAP_JOBS at a time, then those
+# marked `# pgsw-tap: alone` (timings that assume a quiet machine) one by one.
+PGSW_TAP_JOBS ?= 2
+ifneq ($(PROVE),)
+PGSW_REAL_PROVE := $(PROVE)
+PROVE = PGSW_REAL_PROVE='$(PGSW_REAL_PROVE)' PGSW_TAP_JOBS='$(PGSW_TAP_JOBS)' \
+	$(abspath $(srcdir))/test/prove_in_groups.sh
+endif
 
 # Server headers are third-party code to us: read them as system headers so -Wextra and
 # -Werror judge only our own code. (-isystem wins over the -I PGXS adds for the same folder.)

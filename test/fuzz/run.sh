@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the libFuzzer harnesses (test/fuzz/fuzz_*.cpp) with clang-16 and run each one.
+# Build the libFuzzer harnesses (test/fuzz/fuzz_*.cpp) with clang-16 and run them side by side.
 #
 #   test/fuzz/run.sh WORKDIR [SECONDS]      (scripts/test.sh's fuzz stage runs it)
 #
@@ -35,7 +35,9 @@ done
 # harness -> the core source it needs (skipped while that source is not in sources.mk)
 declare -A NEEDS=([fuzz_history_file]=src/core/history_file.cpp
 	[fuzz_wait_class]=src/core/wait_class.cpp [fuzz_diskstats]=src/core/diskstats.cpp)
-failed=0
+# Build every harness first, then run them side by side: each gets its SECONDS of wall time
+# (libFuzzer's -max_total_time), so three take one SECONDS instead of three.
+names=()
 for harness in fuzz_history_file fuzz_wait_class fuzz_diskstats; do
 	name=${harness#fuzz_}
 	if ! printf '%s\n' "${core[@]}" | grep -qx "${NEEDS[$harness]}"; then
@@ -53,15 +55,26 @@ for harness in fuzz_history_file fuzz_wait_class fuzz_diskstats; do
 		echo "fuzz $name: built $WORK/bin/$name"
 		continue
 	fi
+	names+=("$name")
+done
+
+declare -A PIDS=()
+for name in "${names[@]}"; do
 	echo "fuzz $name: ${SECONDS_EACH}s from $(find "$REPO/test/fuzz/corpus/$name" -type f | wc -l) seeds"
-	rc=0
 	# -rss_limit_mb: a file may not make the reader allocate more than the ring it fills;
 	# -timeout: one input must not take more than 10 s (a loop on a hostile count).
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		"$WORK/bin/$name" "$WORK/corpus/$name" "$REPO/test/fuzz/corpus/$name" \
 		-max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 		-artifact_prefix="$WORK/artifacts/$name-" -print_final_stats=1 \
-		>"$WORK/$name.log" 2>&1 || rc=$?
+		>"$WORK/$name.log" 2>&1 &
+	PIDS[$name]=$!
+done
+
+failed=0
+for name in "${names[@]}"; do
+	rc=0
+	wait "${PIDS[$name]}" || rc=$?
 	grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "$WORK/$name.log" |
 		awk -v p="fuzz $name: " '!seen[$0]++ {print p $0}' || true
 	if [ "$rc" != 0 ]; then

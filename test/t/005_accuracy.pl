@@ -2,6 +2,8 @@
 # reported latencies, scores and verdicts match what was injected. Baselines are measured in the
 # same run, on the mission's workload: random single-row updates of a table much larger than
 # shared_buffers, 16 clients.
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;

@@ -2,6 +2,8 @@
 # sessions queue behind WAL flushes and touch data-file reads, but every one takes microseconds.
 # Faster storage cannot help such a server: it must never be called storage-bound, and the
 # hint must say so. (Issue: at 38,000 commits/s the share-of-samples rule called RAM "storage".)
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;

@@ -2,6 +2,8 @@
 # slowed (the latency-injection library preloaded into the standby only), the primary's
 # sessions spend their time in IPC:SyncRep: sync_replication dominates and the verdict is
 # replication-bound, with a hint naming quorum commit and the standbys' WAL devices.
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;

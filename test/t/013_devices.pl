@@ -7,6 +7,8 @@
 # Needs root-prepared devices: scripts/test.sh --only devices does it (test/devices_env.sh up,
 # then this test as the test user with PGSW_DEVICES_DIR, then devices_env.sh down). Without
 # them, or without iostat, it says so and skips.
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;

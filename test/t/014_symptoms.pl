@@ -1,6 +1,8 @@
 # The five symptoms, each made to happen on purpose and then made not to: the latency-injection
 # library (test/inject) stands in for a slow device; a logical slot nobody reads stands in for a
 # stalled subscriber. Each scenario reads storage_wait_symptoms() over its own phase only.
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;

@@ -3,6 +3,8 @@
 # reads' latency; per-second means cannot (005_accuracy.pl: p99 ~1 ms for the same mix). Off (the
 # default): no probe file, no probe read recorded, each device's row says why. A data directory
 # on tmpfs: no block device, the row NULL with the reason.
+#
+# pgsw-tap: alone (its timings assume a quiet machine: test/prove_in_groups.sh)
 use strict;
 use warnings;
 use FindBin;
