@@ -79,10 +79,16 @@ void ServerState::read_slots(TickBuilder &tick, NameWriter &names, uint64_t posi
         spills_.begin();
     }
     for (size_t i = 0; i < n; ++i) {
-        const SlotCopy &copy = slots_[i];
+        SlotCopy &copy = slots_[i];
         const bool logical = copy.flags & kSlotLogical;
+        // Same bytes, same name, same id (the dictionary is append-only); a name whose bytes
+        // differ after its terminator is only interned again.
+        if (copy.name_id == 0 || std::memcmp(&copy.interned, &copy.name, sizeof copy.name) != 0) {
+            copy.name_id = names.intern(NameKind::Slot, NameStr(copy.name));
+            std::memcpy(&copy.interned, &copy.name, sizeof copy.name);
+        }
         SlotReading reading{};
-        reading.slot = names.intern(NameKind::Slot, NameStr(copy.name));
+        reading.slot = copy.name_id;
         reading.flags = copy.flags;
         reading.lag_bytes =
             slot_lag_bytes(position, copy.restart_lsn, copy.confirmed_flush, logical);
