@@ -119,6 +119,19 @@ my $roles = $node->safe_psql('postgres',
 like($roles, qr/\b\Q$data_dev\E=\{data\}/, "data directory on $data_dev ($roles)");
 like($roles, qr/\b\Q$wal_dev\E=\{wal\}/, "pg_wal on $wal_dev");
 
+# A tablespace created while the server runs is found by the next reading, with no reload
+# (the sampler watches pg_tblspc's modification time), and its role goes when it is dropped.
+my $ts_dir = "$env/wal/tablespace";
+mkdir $ts_dir or die "$ts_dir: $!";
+$node->safe_psql('postgres', "CREATE TABLESPACE pgsw_ts LOCATION '$ts_dir'");
+my $wal_roles = qq{SELECT roles::text FROM storage_device_stats WHERE device = '$wal_dev'};
+ok(poll_until($node, "SELECT ($wal_roles) = '{wal,tablespace:pgsw_ts}'"),
+	"CREATE TABLESPACE on $wal_dev: its role appears without a reload ("
+	  . $node->safe_psql('postgres', $wal_roles) . ')');
+$node->safe_psql('postgres', 'DROP TABLESPACE pgsw_ts');
+ok(poll_until($node, "SELECT ($wal_roles) = '{wal}'"),
+	"DROP TABLESPACE: the role goes (" . $node->safe_psql('postgres', $wal_roles) . ')');
+
 # One measured run: the device row and the summary over $seconds of steady load, read while
 # the load still runs and in one statement. Read after pgbench, a window held its ramp-up and
 # an idle tail (rates diluted by a tenth), and two statements a second apart saw different
