@@ -489,9 +489,15 @@ std::vector<IoLatencyRow> io_latency(const RecordSource &w) {
     return rows;
 }
 
-std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us,
-                                const ReferenceFacts &reference) {
-    std::vector<HistoryRow> rows;
+void for_each_history_row(const RecordSource &w, int64_t resolution_us,
+                          const ReferenceFacts &reference, const HistoryRowVisitor &emit) {
+    HistoryRow row{};
+    bool open = false;
+    const auto finish = [&] {
+        row.diagnosis = diagnose_totals(row.totals, row.counter_seconds,
+                                        latency_of_totals(row.totals), reference, {}, false);
+        emit(row);
+    };
     // Ticks that skip the counters (io_read_interval) leave their I/O to the next reading tick:
     // that tick's deltas cover the time since the previous reading, not its own interval.
     double unread_seconds = 0;
@@ -513,16 +519,25 @@ std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us,
             const int64_t anchor = rollup ? rollup_bucket_of(r.end_us) * kRollupBucketUs : r.end_us;
             time_us = anchor - ((anchor % resolution_us) + resolution_us) % resolution_us;
         }
-        if (rows.empty() || rows.back().sample_time_us != time_us || resolution_us == 0)
-            rows.push_back(HistoryRow{time_us, 0, 0, IntervalRecord{}, {}});
-        HistoryRow &row = rows.back();
+        if (!open || row.sample_time_us != time_us || resolution_us == 0) {
+            if (open)
+                finish();
+            row = HistoryRow{time_us, 0, 0, IntervalRecord{}, {}};
+            open = true;
+        }
         row.covered_seconds += seconds;
         row.counter_seconds += counter_seconds;
         accumulate(row.totals, r);
     });
-    for (HistoryRow &row : rows)
-        row.diagnosis = diagnose_totals(row.totals, row.counter_seconds,
-                                        latency_of_totals(row.totals), reference, {}, false);
+    if (open)
+        finish();
+}
+
+std::vector<HistoryRow> history(const RecordSource &w, int64_t resolution_us,
+                                const ReferenceFacts &reference) {
+    std::vector<HistoryRow> rows;
+    for_each_history_row(w, resolution_us, reference,
+                         [&rows](const HistoryRow &row) { rows.push_back(row); });
     return rows;
 }
 

@@ -183,6 +183,12 @@ struct HistoryRow {
     Diagnosis diagnosis;
 };
 // resolution_us 0: one row per record; else records summed into buckets aligned to it.
+// Each row goes to `emit` when it is complete, in time order: one row in memory at a time
+// (a vector of an hour's ~1 kB rows was most of storage_wait_history's cost: page faults).
+using HistoryRowVisitor = std::function<void(const HistoryRow &)>;
+void for_each_history_row(const RecordSource &records, int64_t resolution_us,
+                          const ReferenceFacts &reference, const HistoryRowVisitor &emit);
+// The same rows collected (tests, small windows).
 std::vector<HistoryRow> history(const RecordSource &records, int64_t resolution_us,
                                 const ReferenceFacts &reference = {});
 

@@ -538,7 +538,7 @@ PGSW_SQL_FUNCTION(storage_wait_history) {
     const Window w = load_window(shared, window_us, PartialUse::TicksOnly);
     const std::vector<DeviceHistoryRow> devices = device_history(*w.records, resolution_us);
     size_t next_device = 0;
-    for (const HistoryRow &h : history(*w.records, resolution_us, reference_facts(shared))) {
+    const auto emit = [&](const HistoryRow &h) {
         // Both passes see the same rows, except records overwritten in between: match by time.
         while (next_device < devices.size() &&
                devices[next_device].sample_time_us < h.sample_time_us)
@@ -572,7 +572,8 @@ PGSW_SQL_FUNCTION(storage_wait_history) {
                 : row.null(kHistTuplesWrittenPerS);
         device_history_columns(row, matched ? &devices[next_device] : nullptr);
         result.put(row);
-    }
+    };
+    for_each_history_row(*w.records, resolution_us, reference_facts(shared), emit);
     return (Datum)0;
 }
 
