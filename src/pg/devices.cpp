@@ -352,9 +352,9 @@ const char *tablespace_dir() {
     return path;
 }
 
-// /proc/diskstats costs the kernel ~1.3 us per device on the host (it formats them all), a
-// device's sysfs stat file ~3 us (measured: BENCHMARKS.md section 7): read per device when
-// PostgreSQL uses few of the host's devices.
+// /proc/diskstats costs the kernel ~0.8-1.3 us per device on the host (it formats them all),
+// a device's sysfs stat file ~1.8-3 us (quiet and loaded: BENCHMARKS.md section 7): read per
+// device when PostgreSQL uses few of the host's devices.
 constexpr double kSysfsCostRatio = 2.3;
 
 void choose_source() {
