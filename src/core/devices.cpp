@@ -341,11 +341,8 @@ std::vector<DeviceHistoryRow> device_history(const RecordSource &records, int64_
     double pending_seconds = 0;
     records.for_each(kDeviceEntries, [&](const RecordCopy &c, bool rollup) {
         const IntervalRecord &r = c.record;
-        int64_t time_us = r.end_us;
-        if (resolution_us > 0) {  // as history() buckets (window.cpp)
-            const int64_t anchor = rollup ? rollup_bucket_of(r.end_us) * kRollupBucketUs : r.end_us;
-            time_us = anchor - ((anchor % resolution_us) + resolution_us) % resolution_us;
-        }
+        const int64_t time_us =  // the buckets of history() (window.hpp)
+            resolution_us > 0 ? history_bucket_us(r.end_us, rollup, resolution_us) : r.end_us;
         if (rows.empty() || rows.back().sample_time_us != time_us || resolution_us == 0)
             rows.push_back(DeviceHistoryRow{time_us});
         DeviceHistoryRow &row = rows.back();

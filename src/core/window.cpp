@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -489,6 +490,20 @@ std::vector<IoLatencyRow> io_latency(const RecordSource &w) {
     return rows;
 }
 
+int64_t history_bucket_us(int64_t end_us, bool rollup, int64_t resolution_us) noexcept {
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    // A roll-up belongs to the minute of its ticks' times; its start_us is the previous
+    // minute's last tick time.
+    int64_t anchor = end_us;
+    if (rollup && __builtin_mul_overflow(rollup_bucket_of(end_us), kRollupBucketUs, &anchor))
+        return kMin;
+    int64_t offset = anchor % resolution_us;  // floor, without adding resolution_us (a huge one)
+    if (offset < 0)
+        offset += resolution_us;
+    int64_t start = 0;
+    return __builtin_sub_overflow(anchor, offset, &start) ? kMin : start;
+}
+
 void for_each_history_row(const RecordSource &w, int64_t resolution_us,
                           const ReferenceFacts &reference, const HistoryRowVisitor &emit) {
     HistoryRow row{};
@@ -512,13 +527,8 @@ void for_each_history_row(const RecordSource &w, int64_t resolution_us,
             counter_seconds += unread_seconds;
             unread_seconds = 0;
         }
-        int64_t time_us = r.end_us;
-        if (resolution_us > 0) {
-            // A roll-up belongs to the minute of its ticks' times; its start_us is the previous
-            // minute's last tick time.
-            const int64_t anchor = rollup ? rollup_bucket_of(r.end_us) * kRollupBucketUs : r.end_us;
-            time_us = anchor - ((anchor % resolution_us) + resolution_us) % resolution_us;
-        }
+        const int64_t time_us =
+            resolution_us > 0 ? history_bucket_us(r.end_us, rollup, resolution_us) : r.end_us;
         if (!open || row.sample_time_us != time_us || resolution_us == 0) {
             if (open)
                 finish();

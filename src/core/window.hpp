@@ -182,6 +182,9 @@ struct HistoryRow {
     IntervalRecord totals;  // the row's records summed (accumulate())
     Diagnosis diagnosis;
 };
+// The start of the `resolution_us` bucket (> 0) that holds a record ending at end_us; a
+// roll-up by the minute of its ticks. Saturates at INT64_MIN: a history file can hold any time.
+int64_t history_bucket_us(int64_t end_us, bool rollup, int64_t resolution_us) noexcept;
 // resolution_us 0: one row per record; else records summed into buckets aligned to it.
 // Each row goes to `emit` when it is complete, in time order: one row in memory at a time
 // (a vector of an hour's ~1 kB rows was most of storage_wait_history's cost: page faults).

@@ -1,6 +1,7 @@
 // The window answers (window.hpp) over synthetic history: ticks built with the real TickBuilder,
 // appended to a real Ring and folded into minute roll-ups by the real RollupBuilder, the way the
 // sampler does it, then planned, read and summarized as the SQL functions do.
+#include <limits>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -1670,6 +1671,29 @@ TEST(WindowQueryProfile, SameOverRollupsAsOverTicks) {
     EXPECT_EQ(rows[0].storage_samples, 300u);
     EXPECT_EQ(rows[1].query_id, 88);
     EXPECT_EQ(rows[1].samples, 150u);
+}
+
+}  // namespace
+}  // namespace pgsw
+
+namespace pgsw {
+namespace {
+
+// The fuzzer's find (a history file with a roll-up ending near INT64_MIN): the bucket start
+// overflowed. It saturates now, and ordinary times keep their buckets.
+TEST(HistoryBucket, AlignsAndSaturatesInsteadOfOverflowing) {
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    EXPECT_EQ(history_bucket_us(125 * kSecond, false, 60 * kSecond), 120 * kSecond);
+    EXPECT_EQ(history_bucket_us(-5 * kSecond, false, 60 * kSecond), -60 * kSecond);
+    EXPECT_EQ(history_bucket_us(60 * kSecond, false, 60 * kSecond), 60 * kSecond);
+    // A roll-up ending at 12:01:00.5 holds the minute 12:01: its bucket is that minute's.
+    EXPECT_EQ(history_bucket_us(61 * kSecond + 500000, true, 60 * kSecond), 60 * kSecond);
+    EXPECT_EQ(history_bucket_us(kMin + 5, false, 60 * kSecond), kMin);
+    EXPECT_EQ(history_bucket_us(kMin + 5, true, 60 * kSecond), kMin);
+    EXPECT_EQ(history_bucket_us(kMax, false, kMax), kMax);
+    EXPECT_EQ(history_bucket_us(-1, false, kMax), -kMax);  // a resolution near INT64_MAX
+    EXPECT_EQ(history_bucket_us(kMin, false, kMax), kMin);
 }
 
 }  // namespace
