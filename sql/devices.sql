@@ -16,10 +16,13 @@ SELECT * FROM storage_device_stats('-5 minutes');
 SELECT count(*) >= 1 AS rows_for_all_history FROM storage_device_stats('1000 years');
 
 -- The data directory and pg_wal are each on exactly one row (a block device, or a row with
--- device NULL and the reason); every row has one or the other, never both.
+-- device NULL and the reason); every row has one or the other, and a device row has a reason
+-- only when it has no rates (a device just found, or one reading in the window).
 SELECT count(*) FILTER (WHERE 'data' = ANY (roles)) AS data_rows,
        count(*) FILTER (WHERE 'wal' = ANY (roles)) AS wal_rows,
-       count(*) FILTER (WHERE (device IS NULL) = (reason IS NULL)) AS rows_with_both_or_neither
+       count(*) FILTER (WHERE (device IS NULL AND reason IS NULL)
+                           OR (reason IS NOT NULL AND reads_per_s IS NOT NULL))
+         AS rows_with_both_or_neither
 FROM storage_device_stats('1 minute');
 
 -- Figures are never negative; percentages stay in 0..100; a device without readings has

@@ -243,6 +243,10 @@ DeviceWindowSet device_window(const RecordSource &records) {
         pending.push_back(0);
         return set.devices.size() - 1;
     };
+    auto known = [&set](uint16_t device) {
+        return std::any_of(set.devices.begin(), set.devices.end(),
+                           [device](const DeviceWindow &w) { return w.device == device; });
+    };
     records.for_each(kDeviceEntries, [&](const RecordCopy &c, bool) {
         const IntervalRecord &r = c.record;
         const double seconds = record_seconds(r);
@@ -257,17 +261,23 @@ DeviceWindowSet device_window(const RecordSource &records) {
                 continue;
             const DeviceIoEntry &io = e.device_io;
             const DeviceTimeEntry &t = c.entries[i + 1].device_time;
+            const bool first = !known(io.device);
             const size_t at = find(io.device);
             DeviceWindow &w = set.devices[at];
             w.roles |= io.roles, w.flags |= t.flags;
+            // The first reading's delta began at the reading before it, which may lie before
+            // the window (up to one io_read_interval): it only starts the device's clock.
+            const double s = pending[at];
+            pending[at] = 0;
+            if (first)
+                continue;
+            w.seconds += s;
             w.reads += io.reads, w.writes += io.writes, w.flushes += io.flushes;
             w.read_sectors += io.read_sectors, w.write_sectors += io.write_sectors;
             w.read_ms += t.read_ms, w.write_ms += t.write_ms, w.flush_ms += t.flush_ms;
             w.busy_ms += t.busy_ms, w.queue_ms += t.queue_ms;
             w.ticks += t.ticks, w.ticks_at_limit += t.ticks_at_limit;
             w.pg_reads += r.reads, w.pg_read_time_us += r.read_time_us;
-            const double s = pending[at];
-            pending[at] = 0;
             if (s <= 0)
                 continue;
             const double rmb = mb(double(io.read_sectors)) / s,
@@ -279,8 +289,9 @@ DeviceWindowSet device_window(const RecordSource &records) {
     return set;
 }
 
-DeviceFigures device_figures(const DeviceWindow &w, double seconds, const DeviceLimits &known) {
+DeviceFigures device_figures(const DeviceWindow &w, const DeviceLimits &known) {
     DeviceFigures f;
+    const double seconds = w.seconds;
     if (seconds > 0) {
         f.reads_per_s = some(double(w.reads) / seconds);
         f.writes_per_s = some(double(w.writes) / seconds);
@@ -339,6 +350,7 @@ StorageLimitFacts facts_of(const DeviceWindow &w, const DeviceFigures &f, std::s
 std::vector<DeviceHistoryRow> device_history(const RecordSource &records, int64_t resolution_us) {
     std::vector<DeviceHistoryRow> rows;
     double pending_seconds = 0;
+    bool clock_started = false;
     records.for_each(kDeviceEntries, [&](const RecordCopy &c, bool rollup) {
         const IntervalRecord &r = c.record;
         const int64_t time_us =  // the buckets of history() (window.hpp)
@@ -352,6 +364,11 @@ std::vector<DeviceHistoryRow> device_history(const RecordSource &records, int64_
         bool read_here = false;
         for (const ArenaEntry &e : c.entries)
             read_here |= e.kind == EntryKind::DeviceIo;
+        if (read_here && !clock_started) {
+            // The first delta began at a reading before the window: it starts the clock only.
+            clock_started = true, pending_seconds = 0;
+            return;
+        }
         if (read_here)
             row.seconds += pending_seconds, pending_seconds = 0;
         for (const ArenaEntry &e : c.entries) {

@@ -3,7 +3,8 @@
 // The volume under PostgreSQL: per-device figures over a window (the columns of
 // storage_device_stats, iostat -x's arithmetic) and which limit the storage waits run into.
 //
-// Rates divide the window's summed /proc/diskstats deltas by the seconds the window covers:
+// Rates divide the window's summed /proc/diskstats deltas by the seconds those deltas cover,
+// from the device's first reading in the window to its last (DeviceWindow::seconds):
 //   reads_per_s = Δreads / s, read_mb_per_s = Δsectors x 512 / 1e6 / s,
 //   read_await_ms = Δread_ms / Δreads (r_await), util_pct = Δio_ms / (s x 1000) x 100,
 //   queue_depth_avg = Δweighted_ms / (s x 1000) (aqu-sz).
@@ -97,6 +98,9 @@ struct DeviceWindow {
     uint64_t read_ms = 0, write_ms = 0, flush_ms = 0, busy_ms = 0, queue_ms = 0;
     uint64_t ticks = 0, ticks_at_limit = 0;
     uint64_t pg_reads = 0, pg_read_time_us = 0;  // over the records carrying the device
+    // The time the summed deltas cover: from the device's first reading in the window to its
+    // last (the first only starts the clock); the rates' denominator, 0 with a single reading.
+    double seconds = 0;
     std::vector<DeviceReading> readings;
 };
 
@@ -123,7 +127,7 @@ struct DeviceFigures {
     bool ceiling_from_setting = false;
     bool ceiling_known = false;  // from a setting or a cgroup rule, not detected
 };
-DeviceFigures device_figures(const DeviceWindow &w, double seconds, const DeviceLimits &known);
+DeviceFigures device_figures(const DeviceWindow &w, const DeviceLimits &known);
 
 // The verdict's input: the device (data first, then WAL) at a ceiling, else the data device's
 // latency figures. `limits_of(device id)` gives the known limits, `name_of(device id)` the
@@ -142,7 +146,7 @@ StorageLimitFacts storage_limit_facts(const DeviceWindowSet &set, LimitsOf &&lim
     StorageLimitFacts best;
     int best_rank = 0;
     for (const DeviceWindow &w : set.devices) {
-        const DeviceFigures f = device_figures(w, set.seconds, limits_of(w.device));
+        const DeviceFigures f = device_figures(w, limits_of(w.device));
         const int rank = limit_rank(w, f);
         if (rank > best_rank) {
             best_rank = rank;

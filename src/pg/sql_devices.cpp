@@ -142,7 +142,8 @@ void device_row(Row &row, const DeviceWindow &w, const DeviceFigures &f, const D
     figure(row, kThroughputLimit, f.throughput_limit_mb_per_s, 2);
     figure(row, kAtLimitPct, f.at_limit_pct, 1);
     figure(row, kPgReadLatencyMs, f.pg_read_latency_ms, 3);
-    row.text(kReason, nullptr);
+    // The first reading's delta began before the window: a rate needs a second reading.
+    row.text(kReason, w.seconds > 0 ? nullptr : "one reading in the window: rates need two");
 }
 
 }  // namespace
@@ -161,7 +162,7 @@ PGSW_SQL_FUNCTION(storage_device_stats) {
     const DeviceWindowSet set = device_window(*w.records);
     std::vector<uint16_t> shown;
     for (const DeviceWindow &d : set.devices) {
-        const DeviceFigures f = device_figures(d, set.seconds, table_limits(table, d.device));
+        const DeviceFigures f = device_figures(d, table_limits(table, d.device));
         Row row = result.row();
         device_row(row, d, f, info_of(table, d.device), shared);
         result.put(row);

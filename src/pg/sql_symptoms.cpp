@@ -101,7 +101,7 @@ std::vector<std::string> volume_lines(const SharedView &shared, int64_t window_u
     const DeviceWindowSet set = device_window(*w.records);
     std::vector<std::string> lines;
     for (const DeviceWindow &d : set.devices) {
-        const DeviceFigures f = device_figures(d, set.seconds, table_limits(table, d.device));
+        const DeviceFigures f = device_figures(d, table_limits(table, d.device));
         std::string roles;
         const std::pair<uint8_t, const char *> role_texts[] = {
             {kRoleData, "data"}, {kRoleWal, "wal"}, {kRoleTablespace, "tablespace"}};
