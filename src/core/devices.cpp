@@ -243,14 +243,9 @@ DeviceWindowSet device_window(const RecordSource &records) {
         pending.push_back(0);
         return set.devices.size() - 1;
     };
-    auto known = [&set](uint16_t device) {
-        return std::any_of(set.devices.begin(), set.devices.end(),
-                           [device](const DeviceWindow &w) { return w.device == device; });
-    };
     records.for_each(kDeviceEntries, [&](const RecordCopy &c, bool) {
         const IntervalRecord &r = c.record;
         const double seconds = record_seconds(r);
-        set.seconds += seconds;
         for (double &p : pending)
             p += seconds;
         const double pg_latency_ms =
@@ -261,8 +256,9 @@ DeviceWindowSet device_window(const RecordSource &records) {
                 continue;
             const DeviceIoEntry &io = e.device_io;
             const DeviceTimeEntry &t = c.entries[i + 1].device_time;
-            const bool first = !known(io.device);
+            const size_t devices_before = set.devices.size();
             const size_t at = find(io.device);
+            const bool first = set.devices.size() > devices_before;
             DeviceWindow &w = set.devices[at];
             w.roles |= io.roles, w.flags |= t.flags;
             // The first reading's delta began at the reading before it, which may lie before

@@ -105,7 +105,6 @@ struct DeviceWindow {
 };
 
 struct DeviceWindowSet {
-    double seconds = 0;  // the window's covered seconds: the rates' denominator
     std::vector<DeviceWindow> devices;
 };
 DeviceWindowSet device_window(const RecordSource &records);
