@@ -315,6 +315,18 @@ wait_bg_provision() {
 	say "stage provision-bg: $result in $((SECONDS - t0))s"
 }
 
+# Every PostgreSQL version difference lives in src/pg/compat.hpp (issue 17): a version test
+# anywhere else fails the unit stage. (core/cpp_only.hpp tests that postgres.h is NOT
+# included, not a version.)
+check_version_ifs_in_compat() {
+	local found
+	found=$(grep -rnE 'PG_VERSION_NUM|#[[:space:]]*(if|elif).*PG_MAJORVERSION' "$SNAPSHOT/src" |
+		grep -vE '^[^:]*/src/pg/compat\.hpp:|^[^:]*/src/core/cpp_only\.hpp:' || true)
+	[ -z "$found" ] || die "PostgreSQL version tests outside src/pg/compat.hpp:
+$found"
+	say "version tests: only in src/pg/compat.hpp"
+}
+
 stage_unit() {
 	if [ ! -f "$SNAPSHOT/CMakeLists.txt" ]; then
 		warn "#####################################################################"
@@ -322,6 +334,7 @@ stage_unit() {
 		warn "#####################################################################"
 		return "$SKIP_RC"
 	fi
+	check_version_ifs_in_compat
 	local build=$PGSW_WORK/unit/build-core
 	fresh_dir "$PGSW_WORK/unit"
 	cmake -S "$SNAPSHOT" -B "$build" -DPGSW_WERROR=ON
@@ -713,6 +726,17 @@ stage_pg15() {
 	(cd "$dir" && make clean PG_CONFIG="$PG15_CONFIG" >/dev/null) ||
 		die "make clean PG_CONFIG=$PG15_CONFIG failed: clean must work with any pg_config"
 	say "make clean PG_CONFIG=$PG15_CONFIG works"
+	# Issue 17's case: no PG_CONFIG, 15's pg_config first on the PATH (Debian 12's default),
+	# and objects of another build lying around: clean must run and remove them, or the next
+	# build links objects of another major.
+	local stale="$dir/src/core/ring.o $dir/src/pg/module.o $dir/pg_storage_wait.so"
+	# shellcheck disable=SC2086
+	touch $stale
+	(cd "$dir" && PATH="$(dirname "$PG15_CONFIG"):$PATH" make clean >/dev/null) ||
+		die "make clean with PostgreSQL 15's pg_config first on the PATH failed"
+	objs=$(find "$dir" -name '*.o' -o -name '*.so' | head -3)
+	[ -z "$objs" ] || die "make clean (15's pg_config first on the PATH) left: $objs"
+	say "make clean with 15's pg_config first on the PATH works and removes the objects"
 }
 
 stage_integrations() {

@@ -13,6 +13,7 @@
 
 #include "core/history_file.hpp"
 #include "core/ring.hpp"
+#include "core/shared_state.hpp"
 #include "core/tick_builder.hpp"
 #include "core/window.hpp"
 
@@ -165,6 +166,42 @@ TEST(Hardening, CorruptRecordTimesDoNotOverflow) {
     EXPECT_GT(covered_seconds(window), 9.2e12);
     window.ticks[0].record.start_us = 5000000;  // ends before it starts
     EXPECT_EQ(covered_seconds(window), 0);
+}
+
+// Shared memory is sized once at start from the settings (module.cpp: check_shared_size()
+// refuses to start on `overflow`). A size that does not fit in size_t must be reported, never
+// wrap: a wrapped size is a small block the rings then write past.
+TEST(Hardening, SharedMemorySizeOverflowIsReportedNotWrapped) {
+    const SharedCapacities usual{3600, 3600 * 64, 10080, 10080 * 64};
+    const SharedLayout fits = SharedLayout::compute(usual);
+    EXPECT_FALSE(fits.overflow);
+    EXPECT_EQ(fits.total_bytes - fits.partials_offset,
+              Ring::bytes_needed(kPartialRecords, kPartialEntries));
+    EXPECT_EQ(fits.partials_offset - fits.rollups_offset,
+              Ring::bytes_needed(usual.rollup_records, usual.rollup_entries));
+
+    // Entries x sizeof(ArenaEntry) wraps 64 bits: plain arithmetic gives a few bytes.
+    SharedCapacities entries = usual;
+    entries.tick_entries = (UINT64_MAX / sizeof(ArenaEntry)) + 2;
+    EXPECT_TRUE(SharedLayout::compute(entries).overflow);
+    // Records x sizeof(IntervalRecord), in the roll-up ring this time.
+    SharedCapacities records = usual;
+    records.rollup_records = (UINT64_MAX / sizeof(IntervalRecord)) + 1;
+    EXPECT_TRUE(SharedLayout::compute(records).overflow);
+    // Each part fits, their sum does not.
+    SharedCapacities sum = usual;
+    sum.tick_entries = (SIZE_MAX / sizeof(ArenaEntry)) / 2;
+    sum.rollup_entries = (SIZE_MAX / sizeof(ArenaEntry)) / 2;
+    EXPECT_FALSE(Ring::bytes_needed_checked(sum.tick_records, sum.tick_entries).overflow);
+    EXPECT_TRUE(SharedLayout::compute(sum).overflow);
+
+    CheckedSize at_max(SIZE_MAX);
+    at_max += 1;
+    EXPECT_TRUE(at_max.overflow);
+    at_max += CheckedSize(0);  // once overflowed, stays overflowed
+    EXPECT_TRUE(at_max.overflow);
+    EXPECT_TRUE(CheckedSize::product(uint64_t{1} << 32, uint64_t{1} << 32).overflow);
+    EXPECT_FALSE(CheckedSize::product(uint64_t{1} << 31, uint64_t{1} << 32).overflow);
 }
 
 }  // namespace
