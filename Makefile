@@ -38,6 +38,7 @@ REGRESS += reliability
 REGRESS += devices
 REGRESS += symptoms
 REGRESS += probe
+REGRESS += boundary
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=$(srcdir)/test/regress.conf
 # ... and a second one on an instance without it, for the "not preloaded" errors.
 REGRESS_NOT_PRELOADED = not_preloaded
