@@ -95,6 +95,19 @@ void define_settings() {
         &settings.reference_flush_latency_ms, 0.1, 0.001, 10000.0, PGC_USERSET, GUC_UNIT_MS,
         nullptr, nullptr, nullptr);
     define_history_settings();
+    static const config_enum_entry fail_lookup_options[] = {
+        {"none", kFailNoLookup, false},
+        {"proc_array", kFailProcArray, false},
+        {"backend_status", kFailBackendStatus, false},
+        {nullptr, 0, false},
+    };
+    DefineCustomEnumVariable(
+        "pg_storage_wait.test_fail_lookup",
+        "Test only: make a lookup of a private server structure report a layout mismatch.",
+        "proc_array: the sampler walks every process slot instead; backend_status: the sampler "
+        "stops for good. For the fail-safe tests; never set it on a real server.",
+        &settings.test_fail_lookup, kFailNoLookup, fail_lookup_options, PGC_POSTMASTER,
+        GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, nullptr, nullptr, nullptr);
     // ---- the volume (issue 13): provisioned limits of the data and WAL devices ----
     const struct {
         const char *name, *description;

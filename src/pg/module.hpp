@@ -17,7 +17,13 @@ struct Settings {
     // The what-if's reference device (user-settable: a session can ask its own what-if).
     double reference_read_latency_ms;   // pg_storage_wait.reference_read_latency
     double reference_flush_latency_ms;  // pg_storage_wait.reference_flush_latency
+    int test_fail_lookup;               // pg_storage_wait.test_fail_lookup (TestFailLookup)
 };
+
+// pg_storage_wait.test_fail_lookup, for test/t/023_private_lookups.pl only: a private-structure
+// lookup reports a layout mismatch, as on a server this build does not match, so the fallbacks
+// run where a test can see them.
+enum TestFailLookup : int { kFailNoLookup = 0, kFailProcArray = 1, kFailBackendStatus = 2 };
 extern Settings settings;
 
 SharedCapacities shared_capacities();

@@ -474,6 +474,8 @@ const volatile compat::ProcArrayLayout *find_proc_array() {
     std::string mismatch;
     const auto *array = static_cast<const volatile compat::ProcArrayLayout *>(
         find_shmem_struct("Proc Array", size, found, mismatch));
+    if (settings.test_fail_lookup == kFailProcArray)
+        mismatch = "forced by pg_storage_wait.test_fail_lookup";
     if (mismatch.empty() && (!found || array->maxProcs != max_procs))
         mismatch = "maxProcs " + std::to_string(found ? array->maxProcs : -1) + ", expected " +
                    std::to_string(max_procs);
@@ -497,6 +499,8 @@ void find_backend_status(SharedView &shared) {
     std::string mismatch;
     backend_status = static_cast<volatile PgBackendStatus *>(
         find_shmem_struct("Backend Status Array", size, found, mismatch));
+    if (settings.test_fail_lookup == kFailBackendStatus)
+        mismatch = "forced by pg_storage_wait.test_fail_lookup";
     if (!mismatch.empty())
         disable_sampler(shared, ("the backend status array is not laid out as this build "
                                  "expects (" +
