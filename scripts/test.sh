@@ -223,6 +223,8 @@ run_installcheck() {
 	if [ "$rc" != 0 ] && [ "$rc" != 124 ] && ! grep -q '^Result: ' "$out" &&
 		[ -n "$(find_regress_files "$hostdir" regression.diffs)" ] &&
 		grep -q '^TAP_TESTS *= *1' "$hostdir/Makefile"; then
+		# The rerun runs pg_regress again and replaces its files: show this run's first.
+		print_failure_logs "$hostdir" 0
 		say "pg_regress failed (make exit $rc), so make skipped the TAP tests: running them too (make -i)"
 		"$@" make -i -C "$dir" "${MAKE_VARS[@]}" installcheck 2>&1 | tee "$out" || true
 		if grep -q '^Result: PASS' "$out" && ! grep -q '^Result: FAIL' "$out"; then

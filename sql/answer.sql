@@ -11,7 +11,12 @@ SELECT count(*) AS rows FROM storage_wait_summary('1 second');
 SELECT ticks > 0 AS ticked,
        window_end - window_start AS window_length,
        verdict IN ('storage-bound', 'cpu-bound', 'lock-bound', 'mixed', 'idle') AS verdict_known,
-       (storage_bound_score IS NULL) = (backend_samples < 10) AS score_null_below_minimum,
+       -- NULL below 10 active samples, or when the storage waits' latency is unknown (a
+       -- window of a few seconds may hold waits whose I/O is not published yet): the hint
+       -- says which.
+       (storage_bound_score IS NULL) =
+         (backend_samples < 10 OR hint LIKE '%whether faster storage would help cannot be told%')
+         AS score_null_has_a_reason,
        hint IS NOT NULL AND hint <> '' AS has_hint,
        track_io_timing, track_wal_io_timing, source
 FROM storage_wait_summary('10 seconds');

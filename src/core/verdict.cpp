@@ -326,8 +326,24 @@ std::string mixed_hint(const Diagnosis &d) {
     return "No single bottleneck; the largest share is " + format(largest->text, largest->pct);
 }
 
+// Storage waits of unknown latency: the timing settings off, or on but nothing of that kind
+// was timed in the window (backends publish their I/O statistics about once a second, so a
+// window of a few seconds can hold the waits and not yet their I/O).
+std::string unknown_latency_hint(const Diagnosis &d, bool timing_off) {
+    const std::string waits = "Storage waits are " + format_pct(d.storage_pct) +
+                              " of the active time, but their latency is unknown ";
+    if (timing_off)
+        return waits +
+               "(track_io_timing or track_wal_io_timing is off), so whether faster storage "
+               "would help cannot be told: enable them.";
+    return waits +
+           "(no data-file read or WAL flush was timed in the window; backends publish their I/O "
+           "statistics about once a second), so whether faster storage would help cannot be "
+           "told: widen the window.";
+}
+
 std::string verdict_hint(const Diagnosis &d, const StorageLimitFacts &limit,
-                         double unknown_latency_pct) {
+                         double unknown_latency_pct, bool timing_off) {
     switch (d.verdict) {
         case Verdict::Idle:
             return "Fewer than " + std::to_string(kMinActiveSamples) +
@@ -349,10 +365,7 @@ std::string verdict_hint(const Diagnosis &d, const StorageLimitFacts &limit,
             break;
     }
     if (unknown_latency_pct >= kUnknownLatencyPct)
-        return "Storage waits are " + format_pct(d.storage_pct) +
-               " of the active time, but their latency is unknown (track_io_timing or "
-               "track_wal_io_timing is off), so whether faster storage would help cannot be "
-               "told: enable them.";
+        return unknown_latency_hint(d, timing_off);
     return mixed_hint(d);
 }
 
@@ -363,9 +376,9 @@ std::string cpu_is_the_cap(const Diagnosis &d) {
            format("only %.1fx faster.", d.speedup_at_reference);
 }
 
-std::string hint_for(const Diagnosis &d, const StorageLimitFacts &limit,
-                     double unknown_latency_pct) {
-    std::string hint = verdict_hint(d, limit, unknown_latency_pct);
+std::string hint_for(const Diagnosis &d, const StorageLimitFacts &limit, double unknown_latency_pct,
+                     bool timing_off) {
+    std::string hint = verdict_hint(d, limit, unknown_latency_pct, timing_off);
     if (d.verdict != Verdict::Idle && d.verdict != Verdict::StorageBound && d.score_valid &&
         d.storage_bound_score >= kStorageBoundScore)
         return hint + cpu_is_the_cap(d);
@@ -451,7 +464,8 @@ Diagnosis diagnose(const DiagnosisInput &in) {
             in.limit.limit == StorageLimit::Unknown ? StorageLimit::Latency : in.limit.limit;
     if (!in.with_hint)
         return d;
-    d.hint = hint_for(d, in.limit, unknown_latency_pct);
+    d.hint = hint_for(d, in.limit, unknown_latency_pct,
+                      in.latency.read_timing_missing || in.latency.fsync_timing_missing);
     if (!d.xacts_valid)
         d.hint += " No time per transaction: " + d.xacts_reason + ".";
     return d;

@@ -226,6 +226,21 @@ TEST(Verdict, UnknownStorageLatencyGivesANullScoreAndSaysWhy) {
     EXPECT_TRUE(diagnose(small).score_valid);
 }
 
+// Timing on, but no read or flush was timed in the window (a window of a few seconds: the
+// waits are sampled, the backends' I/O statistics not yet published; or extend/SLRU waits with
+// no read beside them). Same NULL score, but the hint must not tell a user whose settings are
+// on to turn them on.
+TEST(Verdict, UnmeasuredLatencyWithTimingOnSaysWidenTheWindow) {
+    DiagnosisInput in = busy(0, 0, 500, 500);  // extends and writes, no read in the window
+    const Diagnosis d = diagnose(in);
+    EXPECT_FALSE(d.score_valid);
+    EXPECT_TRUE(contains(d.hint, "latency is unknown")) << d.hint;
+    EXPECT_TRUE(contains(d.hint, "widen the window")) << d.hint;
+    EXPECT_FALSE(contains(d.hint, "is off")) << d.hint;
+    in.latency.fsync_timing_missing = true;  // one of the settings is off: that is the reason
+    EXPECT_TRUE(contains(diagnose(in).hint, "track_wal_io_timing is off")) << diagnose(in).hint;
+}
+
 TEST(Verdict, CpuAndLockBound) {
     DiagnosisInput cpu = busy(10, 0, 0, 90);
     latencies(cpu, 0.01, 0.01);
