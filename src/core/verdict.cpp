@@ -379,6 +379,11 @@ std::string cpu_is_the_cap(const Diagnosis &d) {
 std::string hint_for(const Diagnosis &d, const StorageLimitFacts &limit, double unknown_latency_pct,
                      bool timing_off) {
     std::string hint = verdict_hint(d, limit, unknown_latency_pct, timing_off);
+    // A NULL score always says why: a mixed verdict's sentence is the reason itself; CPU-,
+    // lock- and replication-bound windows add it to theirs.
+    if (d.verdict != Verdict::Idle && d.verdict != Verdict::Mixed &&
+        unknown_latency_pct >= kUnknownLatencyPct)
+        return hint + " " + unknown_latency_hint(d, timing_off);
     if (d.verdict != Verdict::Idle && d.verdict != Verdict::StorageBound && d.score_valid &&
         d.storage_bound_score >= kStorageBoundScore)
         return hint + cpu_is_the_cap(d);
@@ -462,10 +467,10 @@ Diagnosis diagnose(const DiagnosisInput &in) {
     if (d.verdict == Verdict::StorageBound)
         d.storage_limit =
             in.limit.limit == StorageLimit::Unknown ? StorageLimit::Latency : in.limit.limit;
+    d.latency_timing_off = in.latency.read_timing_missing || in.latency.fsync_timing_missing;
     if (!in.with_hint)
         return d;
-    d.hint = hint_for(d, in.limit, unknown_latency_pct,
-                      in.latency.read_timing_missing || in.latency.fsync_timing_missing);
+    d.hint = hint_for(d, in.limit, unknown_latency_pct, d.latency_timing_off);
     if (!d.xacts_valid)
         d.hint += " No time per transaction: " + d.xacts_reason + ".";
     return d;

@@ -183,6 +183,9 @@ struct Diagnosis {
     std::array<ComponentTime, kComponentCount> components{};
     // The what-if (samples only: valid without transactions).
     bool score_valid = false;  // false below kMinActiveSamples or with unknown latencies
+    // Unknown latencies because track_io_timing / track_wal_io_timing is off (else: on, but
+    // nothing of that kind was timed in the window).
+    bool latency_timing_off = false;
     double storage_bound_score = 0;
     double speedup_at_reference = 1;
     bool cpu_capped = false;  // the CPU, not the storage, limits the speedup

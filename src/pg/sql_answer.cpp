@@ -419,7 +419,10 @@ std::string what_if_reason(const Diagnosis &d, const MachineFacts &m) {
     if (!d.score_valid)
         return d.active_samples < kMinActiveSamples
                    ? "fewer than " + std::to_string(kMinActiveSamples) + " active samples"
-                   : "the storage latency is unknown (track_io_timing / track_wal_io_timing off)";
+               : d.latency_timing_off
+                   ? "the storage latency is unknown (track_io_timing / track_wal_io_timing off)"
+                   : "the storage latency is unknown (no data-file read or WAL flush was timed "
+                     "in the window)";
     if (!d.xacts_valid)
         return d.xacts_reason;
     if (!m.cpu_measured)

@@ -237,8 +237,17 @@ TEST(Verdict, UnmeasuredLatencyWithTimingOnSaysWidenTheWindow) {
     EXPECT_TRUE(contains(d.hint, "latency is unknown")) << d.hint;
     EXPECT_TRUE(contains(d.hint, "widen the window")) << d.hint;
     EXPECT_FALSE(contains(d.hint, "is off")) << d.hint;
+    EXPECT_FALSE(d.latency_timing_off);
     in.latency.fsync_timing_missing = true;  // one of the settings is off: that is the reason
     EXPECT_TRUE(contains(diagnose(in).hint, "track_wal_io_timing is off")) << diagnose(in).hint;
+    EXPECT_TRUE(diagnose(in).latency_timing_off);
+    // A CPU-bound window with a NULL score says why too, after its own advice.
+    DiagnosisInput cpu = busy(0, 0, 300, 700);
+    const Diagnosis c = diagnose(cpu);
+    EXPECT_EQ(c.verdict, Verdict::CpuBound);
+    EXPECT_FALSE(c.score_valid);
+    EXPECT_TRUE(contains(c.hint, "Most active time is on CPU")) << c.hint;
+    EXPECT_TRUE(contains(c.hint, "whether faster storage would help cannot be told")) << c.hint;
 }
 
 TEST(Verdict, CpuAndLockBound) {
