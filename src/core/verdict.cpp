@@ -383,7 +383,10 @@ std::string hint_for(const Diagnosis &d, const StorageLimitFacts &limit, double 
     // lock- and replication-bound windows add it to theirs.
     if (d.verdict != Verdict::Idle && d.verdict != Verdict::Mixed &&
         unknown_latency_pct >= kUnknownLatencyPct)
-        return hint + " " + unknown_latency_hint(d, timing_off);
+        return hint + (timing_off ? " No score: whether faster storage would help cannot be "
+                                    "told with track_io_timing or track_wal_io_timing off."
+                                  : " No score: whether faster storage would help cannot be "
+                                    "told, nothing was timed in the window (widen it).");
     if (d.verdict != Verdict::Idle && d.verdict != Verdict::StorageBound && d.score_valid &&
         d.storage_bound_score >= kStorageBoundScore)
         return hint + cpu_is_the_cap(d);
