@@ -17,16 +17,7 @@ ok(wait_for_ticks($node, 2), 'sampler ticks');
 like(slurp_file($node->logfile), qr/sampler started \(interval 100 ms, walking the proc array\)/,
 	'the sampler found the proc array');
 
-# Every process with a status entry (pg_stat_activity) but the sampler itself, in the newest
-# tick; polled, because a process can start or stop between that tick and the query.
-my $every_process_seen = q{
-	WITH newest AS (
-	    SELECT processes FROM storage_wait_ticks(now() - interval '2 seconds')
-	    ORDER BY sample_time DESC LIMIT 1),
-	live AS (
-	    SELECT count(*) AS processes FROM pg_stat_activity
-	    WHERE pid <> (SELECT worker_pid FROM storage_wait_status()))
-	SELECT newest.processes = live.processes FROM newest, live};
+my $every_process_seen = every_process_seen_sql();
 my $watch = $node->background_psql('postgres');
 sub watch_until
 {

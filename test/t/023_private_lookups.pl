@@ -28,16 +28,7 @@ like($log, qr/DETAIL:  forced by pg_storage_wait\.test_fail_lookup/, 'with the r
 like($log, qr/sampler started \(interval 100 ms, walking every process slot\)/,
 	'the sampler walks every slot');
 # Same answer as the proc-array walk (007): every process pg_stat_activity lists but the sampler.
-ok( poll_until(
-		$node, q{
-	WITH newest AS (
-	    SELECT processes FROM storage_wait_ticks(now() - interval '2 seconds')
-	    ORDER BY sample_time DESC LIMIT 1),
-	live AS (
-	    SELECT count(*) AS processes FROM pg_stat_activity
-	    WHERE pid <> (SELECT worker_pid FROM storage_wait_status()))
-	SELECT newest.processes = live.processes FROM newest, live}, 30),
-	'a tick still sees every process');
+ok(poll_until($node, every_process_seen_sql(), 30), 'a tick still sees every process');
 is(status_value($node, 'worker_disabled_reason'), '', 'not disabled');
 
 # --- the backend status array: the sampler stops for good ------------------------------------

@@ -9,7 +9,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 use Exporter 'import';
-our @EXPORT = qw(new_pgsw_node wait_for_ticks status_value poll_until busy_machine_todo);
+our @EXPORT =
+  qw(new_pgsw_node wait_for_ticks status_value poll_until busy_machine_todo every_process_seen_sql);
 
 # A node with pg_storage_wait preloaded and I/O timing on; extra settings appended.
 sub new_pgsw_node
@@ -46,6 +47,20 @@ sub poll_until
 		usleep(100_000);
 	}
 	return 0;
+}
+
+# SQL, true when the newest tick saw every process with a status entry (pg_stat_activity) but
+# the sampler itself; poll it, since a process can start or stop between that tick and the query.
+sub every_process_seen_sql
+{
+	return q{
+	WITH newest AS (
+	    SELECT processes FROM storage_wait_ticks(now() - interval '2 seconds')
+	    ORDER BY sample_time DESC LIMIT 1),
+	live AS (
+	    SELECT count(*) AS processes FROM pg_stat_activity
+	    WHERE pid <> (SELECT worker_pid FROM storage_wait_status()))
+	SELECT newest.processes = live.processes FROM newest, live};
 }
 
 # Wait until the sampler has recorded at least $n more ticks than now.
