@@ -161,6 +161,11 @@ struct SharedView {
 
     static SharedView create(void *base, const SharedCapacities &c) noexcept;
     static SharedView attach(void *base, const SharedCapacities &c) noexcept;
+    // False when the block was laid out by a build with another layout version (its magic):
+    // every offset above would then be wrong, so nothing else in it may be read.
+    bool laid_out_by_this_build() const noexcept {
+        return status != nullptr && status_load(status->magic) == kSharedMagic;
+    }
 };
 
 inline SharedView SharedView::create(void *base, const SharedCapacities &c) noexcept {

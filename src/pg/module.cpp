@@ -298,7 +298,7 @@ SharedView &require_shared() {
                         "pg_storage_wait must be loaded via \"shared_preload_libraries\"",
                         "Add pg_storage_wait to shared_preload_libraries in postgresql.conf and "
                         "restart the server.");
-    if (status_load(shared_view.status->magic) != kSharedMagic)
+    if (!shared_view.laid_out_by_this_build())
         throw UserError(ERRCODE_INTERNAL_ERROR,
                         "pg_storage_wait's shared memory was laid out by another build",
                         "Restart the server after installing one version of the library.");

@@ -204,5 +204,23 @@ TEST(Hardening, SharedMemorySizeOverflowIsReportedNotWrapped) {
     EXPECT_FALSE(CheckedSize::product(uint64_t{1} << 31, uint64_t{1} << 32).overflow);
 }
 
+// The block's first word says which layout wrote it: a reader attached to a block of another
+// layout version (or to memory never set up) must refuse it, not read rings at wrong offsets.
+TEST(Hardening, SharedMemoryOfAnotherLayoutIsRefused) {
+    const SharedCapacities small{4, 4 * 8, 4, 4 * 8};
+    const SharedLayout layout = SharedLayout::compute(small);
+    ASSERT_FALSE(layout.overflow);
+    std::vector<uint64_t> memory(layout.total_bytes / 8 + 8);
+    EXPECT_FALSE(SharedView::attach(memory.data(), small).laid_out_by_this_build());  // zeroed
+
+    SharedView created = SharedView::create(memory.data(), small);
+    EXPECT_TRUE(created.laid_out_by_this_build());
+    EXPECT_TRUE(SharedView::attach(memory.data(), small).laid_out_by_this_build());
+
+    created.status->magic = kSharedMagic - 1;  // the previous layout version
+    EXPECT_FALSE(SharedView::attach(memory.data(), small).laid_out_by_this_build());
+    EXPECT_FALSE(SharedView{}.laid_out_by_this_build());
+}
+
 }  // namespace
 }  // namespace pgsw
