@@ -71,7 +71,11 @@ my @init = $waldir_parent
 # (measured, 18.6, +2 ms), too much for a +-15 % check; 20 ms ticks give 5x the samples (+-2.7 %;
 # 1.5-3 % measured at 10 ms). The counters are still read every second (io_read_interval), so
 # each reading covers a second's I/O as before.
+# log_statement = none: the test framework logs every statement, which in a run at 5,000
+# transactions per second is a line per transaction appended to one file on the disk (46 MB per
+# run of this test), CPU and file-lock time the truth runs should not carry.
 my $node = new_pgsw_node('accuracy', interval => '20ms', @init, conf => q{
+log_statement = none
 fsync = on
 shared_buffers = 16MB
 max_connections = 40
@@ -268,20 +272,35 @@ sub within
 # with the load (0.1-0.9 ms measured); the library times every sleep (PGSW_INJECT_STATS) and
 # that delivered mean, not the nominal R, is what the I/O really took longer. The baseline
 # device adds 1 us but still sleeps, so its own sleep-and-wake cost is subtracted likewise.
-inject("read 1\nsync 1\n");
-my $base = measure('baseline', $random_update);
+# The what-if is checked on three pairs run side by side: a baseline run, then the first level
+# projected to that run's latencies. One 8-s run at 16 clients on 2 cores (CPU-bound) varies with
+# the host: back-to-back baselines differed by 5-35 % (2026-12-03, 16-19); on 19 single ones
+# reached 2,864 to 6,195 transactions per second; on 18, a first level's sessions were on CPU
+# 0.49 ms per transaction in one busy minute against 0.28-0.32 ms in three other runs. Compared
+# across minutes, one slow baseline made the projection look 32 % too generous and one busy
+# first level made it 45 % too meagre; a pair shares its minute, and the median of three pairs
+# drops one bad minute. The other checks use the first pair.
 # [ read us, sync us ]. Levels well above the device's own latency: a WAL fsync's real part
 # grows when slower flushes batch more commits, so "baseline + injected" is the truth only when
 # the injected part dominates.
 my @levels = ([ 2000, 4000 ], [ 5000, 8000 ]);
-my @injected;
-for my $level (@levels)
+my $level_label = sub { "read $_[0] us, sync $_[1] us" };
+my @pairs;
+for my $pair (1 .. 3)
 {
-	my ($read_us, $sync_us) = @$level;
-	inject("read $read_us\nsync $sync_us\n");
-	push @injected, measure("read $read_us us, sync $sync_us us", $random_update,
-		what_if => [ $base->{read_latency_avg_ms}, $base->{wal_fsync_latency_avg_ms} ]);
+	inject("read 1\nsync 1\n");
+	my $baseline = measure($pair == 1 ? 'baseline' : "baseline ($pair)", $random_update);
+	inject(sprintf("read %d\nsync %d\n", @{ $levels[0] }));
+	my $first = measure($level_label->(@{ $levels[0] }) . ($pair == 1 ? '' : " ($pair)"),
+		$random_update,
+		what_if => [ $baseline->{read_latency_avg_ms}, $baseline->{wal_fsync_latency_avg_ms} ]);
+	push @pairs, [ $baseline, $first ];
 }
+my $base = $pairs[0][0];
+my @injected = ($pairs[0][1]);
+inject(sprintf("read %d\nsync %d\n", @{ $levels[1] }));
+push @injected, measure($level_label->(@{ $levels[1] }), $random_update,
+	what_if => [ $base->{read_latency_avg_ms}, $base->{wal_fsync_latency_avg_ms} ]);
 inject('');
 
 for my $i (0 .. $#levels)
@@ -350,51 +369,67 @@ for my $row (@injected)
 # transactions cost more CPU than the baseline's. Measured with the processes' own utime+stime
 # (18, +2/+4 ms): 0.50 against 0.38 ms of PostgreSQL CPU per transaction, twice the context
 # switches (8.6 vs 4.4 per transaction) and 41 % more user time: a session that sleeps in every
-# read and flush comes back to cold caches. The error ran from -14 % to -40 % over 16-19 (it is
-# not monotone in the injected latency: +3/+1 ms was no closer). So the +-30 % check is a TODO
-# (reported, not enforced; issue 12 stays open on it); enforced: the cap never promises more
-# than the baseline reached (+30 %) and, on the first level, never less than half of it.
+# read and flush comes back to cold caches. The error ran from +1 % to -41 % over 16-19 (it is
+# not monotone in the injected latency: +3/+1 ms was no closer; nor was a truth run whose I/O
+# slept 0.1 ms instead of the RAM baseline's: +2.9 % to -28.5 %, README). So the +-30 % check
+# is a TODO (reported, not enforced; issue 12 stays open on it); enforced, on the median of the
+# three pairs: the projection never promises more than the baseline did (+30 %) nor less than
+# half of it; the second level, against the median baseline, never more (+30 %).
 # The inflation grows with the latency: over both levels in 16-19 (2026-12-03) the machine's
 # busy share fits u = a + c X with a = 2.5-11 % (an idle machine here: 0.3 %), i.e. a part of
 # the CPU that does not scale with the transactions: vCPUs waking from idle for every I/O
 # completion cost CPU that a saturated machine does not pay.
-for my $i (0 .. $#injected)
+# How much faster the projection promises than the baseline ran: the cap over the throughput
+# reached when the cores cap it, else the time taken over the time projected (> 1: promises
+# too much).
+sub promised_over_real
+{
+	my ($projected, $baseline) = @_;
+	return $projected->{wi_capped} =~ /^t(rue)?$/
+	  ? $projected->{wi_x_at_reference} / $baseline->{xacts_per_s}
+	  : $baseline->{xact_time_ms} / $projected->{wi_at_reference};
+}
+
+sub describe_projection
+{
+	my ($projected, $baseline) = @_;
+	diag(sprintf('%s projected to the baseline latencies: %s ms (%sx, CPU %s %% busy, outside '
+		  . 'the server %s ms, capped %s at %s xacts/s); %s took %s ms at %s xacts/s: %.3f',
+		$projected->{label}, @$projected{qw(wi_at_reference wi_speedup wi_cpu_pct wi_z_ms
+		wi_capped wi_x_at_reference)}, $baseline->{label}, $baseline->{xact_time_ms},
+		$baseline->{xacts_per_s}, promised_over_real($projected, $baseline)));
+}
+
 {
 	local $TODO = $busy_todo;    # the projection's CPU cap counts every busy core
-	my $row = $injected[$i];
-	my ($at_reference, $speedup, $capped, $x_at_reference, $x_cpu, $cpu_pct, $z_ms) =
-	  @$row{qw(wi_at_reference wi_speedup wi_capped wi_x_at_reference wi_x_cpu wi_cpu_pct wi_z_ms)};
-	diag(sprintf('%s projected to the baseline latencies: %s ms (%sx, CPU %s %% busy, outside '
-		  . 'the server %s ms, capped %s at %s xacts/s); the baseline took %s ms at %s xacts/s',
-		$row->{label}, $at_reference, $speedup, $cpu_pct, $z_ms, $capped, $x_at_reference,
-		$base->{xact_time_ms}, $base->{xacts_per_s}));
-	if ($capped =~ /^t(rue)?$/)
+	describe_projection(reverse @$_) for @pairs;
+	my $ratio = (sort { $a <=> $b } map { promised_over_real(reverse @$_) } @pairs)[1];
+	my $level = $injected[0]{label};
 	{
-		{
-			local $TODO = $TODO // 'a slow run\'s CPU per transaction exceeds the baseline\'s';
-			within($x_at_reference, $base->{xacts_per_s}, 0.30,
-				"$row->{label}: capped by the CPU at the throughput the baseline reached")
-			  if $i == 0;
-		}
-		{
-			# The second level's sessions sleep 5-8 ms per I/O: its CPU per transaction ran to
-			# 2.5x the baseline's (PG 16, 2026-12-03: cap 3201 against 8065 xacts/s reached).
-			local $TODO = $TODO // 'the CPU per transaction grows with the injected latency'
-			  if $i > 0;
-			cmp_ok($x_at_reference, '>=', 0.5 * $base->{xacts_per_s},
-				"$row->{label}: the cap is at least half what the baseline reached");
-		}
-		cmp_ok($x_at_reference, '<=', 1.3 * $base->{xacts_per_s},
-			"$row->{label}: the cap promises no more than the baseline reached (+30 %)");
+		local $TODO = $TODO // 'a slow run\'s CPU per transaction exceeds the baseline\'s';
+		ok(abs($ratio - 1) <= 0.30,
+			"$level: the projection lands within 30 % of what the baseline did (median of three "
+			  . "pairs: $ratio)");
 	}
-	else
+	cmp_ok($ratio, '>=', 0.5,
+		"$level: the projection promises at least half of what the baseline did");
+	cmp_ok($ratio, '<=', 1.3,
+		"$level: the projection promises no more than the baseline did (+30 %)");
+
+	# The second level against the median of the three baselines.
+	my $reached = (sort { $a->{xacts_per_s} <=> $b->{xacts_per_s} } map { $_->[0] } @pairs)[1];
+	my $second = $injected[1];
+	describe_projection($second, $reached);
+	my $second_ratio = promised_over_real($second, $reached);
 	{
-		within($at_reference, $base->{xact_time_ms}, 0.30,
-			"$row->{label}: projected to the baseline latencies = the baseline's transaction time")
-		  if $i == 0;
-		cmp_ok($at_reference, '>=', 0.7 * $base->{xact_time_ms},
-			"$row->{label}: the projection promises no less time than the baseline took (-30 %)");
+		# Its sessions sleep 5-8 ms per I/O: its CPU per transaction ran to 2.5x the
+		# baseline's (PG 16, 2026-12-03: cap 3201 against 8065 xacts/s reached).
+		local $TODO = $TODO // 'the CPU per transaction grows with the injected latency';
+		cmp_ok($second_ratio, '>=', 0.5,
+			"$second->{label}: the projection promises at least half of what the baseline did");
 	}
+	cmp_ok($second_ratio, '<=', 1.3,
+		"$second->{label}: the projection promises no more than the baseline did (+30 %)");
 }
 isnt($base->{verdict}, 'storage-bound', 'baseline (WAL on tmpfs, data cached): not storage-bound');
 
