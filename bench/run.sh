@@ -631,16 +631,20 @@ bench_micro() {
 # CPU time of the sampling process itself, per sample, over SECS seconds of a select-only load:
 # the direct cost that pgbench's noise hides. /proc/<pid>/schedstat's first field is the time
 # on CPU in nanoseconds (user + system); /proc/<pid>/stat's utime + stime count CLK_TCK ticks,
-# 2.5 µs per sample over 40 s, too coarse for a 5 µs difference.
+# 2.5 µs per sample over 40 s, too coarse for a 5 µs difference. schedstat's third field counts
+# the times the process was put on a CPU: wake-ups per sample (one, unless something else wakes
+# it or it skips samples).
 worker_cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+worker_runs() { awk '{print $3}' "/proc/$1/schedstat"; }
 bench_cpu() {
 	banner "sampler CPU per sample: pg_storage_wait vs pg_wait_sampling (PG 17 chroot, 10 ms)"
 	setup_pg17
 	set_mode 17
 	init_cluster
-	local out=$RESULTS/cpu c r pid t0 t1 w0 w1
+	local out=$RESULTS/cpu c r pid t0 t1 w0 w1 n0 n1
 	mkdir -p "$out"
-	printf 'round\tconfig\tseconds\tcpu_s\tsamples\tus_per_sample\tpct_of_one_core\n' >"$out/runs.tsv"
+	printf 'round\tconfig\tseconds\tcpu_s\tsamples\tus_per_sample\tpct_of_one_core\truns_per_sample\n' \
+		>"$out/runs.tsv"
 	for r in $(seq 1 "$ROUNDS"); do
 		for c in pgsw_10ms pgws_10ms; do
 			start_server "$(conf_for "$c")"
@@ -654,21 +658,23 @@ bench_cpu() {
 			as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.$r.log" 2>&1 &
 			BG_PIDS=$!
 			sleep 5
-			t0=$(worker_cpu_ns "$pid") w0=$(date +%s.%N)
+			t0=$(worker_cpu_ns "$pid") n0=$(worker_runs "$pid") w0=$(date +%s.%N)
 			sleep "$SECS"
-			t1=$(worker_cpu_ns "$pid") w1=$(date +%s.%N)
+			t1=$(worker_cpu_ns "$pid") n1=$(worker_runs "$pid") w1=$(date +%s.%N)
 			wait "$BG_PIDS" || true
 			BG_PIDS=
 			stop_server
-			awk -v r="$r" -v c="$c" -v t="$((t1 - t0))" -v w0="$w0" -v w1="$w1" 'BEGIN {
+			awk -v r="$r" -v c="$c" -v t="$((t1 - t0))" -v runs="$((n1 - n0))" -v w0="$w0" -v w1="$w1" 'BEGIN {
 				s = w1 - w0; cpu = t / 1e9; n = s / 0.010
-				printf "%s\t%s\t%.1f\t%.4f\t%d\t%.2f\t%.3f\n", r, c, s, cpu, n, cpu / n * 1e6, 100 * cpu / s
+				printf "%s\t%s\t%.1f\t%.4f\t%d\t%.2f\t%.3f\t%.2f\n", r, c, s, cpu, n, cpu / n * 1e6,
+					100 * cpu / s, runs / n
 			}' | tee -a "$out/runs.tsv"
 		done
 	done
 	{
 		for c in pgsw_10ms pgws_10ms; do
 			printf '%s\tus_per_sample\t%s\n' "$c" "$(awk -v c="$c" '$2 == c {print $6}' "$out/runs.tsv" | stats)"
+			printf '%s\truns_per_sample\t%s\n' "$c" "$(awk -v c="$c" '$2 == c {print $8}' "$out/runs.tsv" | stats)"
 		done
 		printf 'pgsw/pgws\tratio_per_round\t%s\n' "$(awk '$2 == "pgsw_10ms" {a[$1] = $6} $2 == "pgws_10ms" {b[$1] = $6}
 			END {for (r in a) if (b[r] > 0) print a[r] / b[r]}' "$out/runs.tsv" | stats)"
