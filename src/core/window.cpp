@@ -389,15 +389,19 @@ LatencyFacts latency_of_totals(const IntervalRecord &t) {
     return f;
 }
 
-MachineFacts machine_of_totals(const IntervalRecord &t, double covered_seconds) {
+MachineFacts machine_of_totals(const IntervalRecord &t, double covered_seconds,
+                               double known_cores) {
     MachineFacts m;
     m.cpu_measured = t.ticks_cpu > 0 && t.cpu_total_us > 0;
     if (m.cpu_measured) {
         m.cpu_busy_fraction = double(t.cpu_busy_us) / double(t.cpu_total_us);
-        // The ticks that read the CPU measured about ticks_cpu / ticks of the covered time.
-        const double measured_us =
-            t.ticks ? 1e6 * covered_seconds * double(t.ticks_cpu) / double(t.ticks) : 0;
-        m.cpu_cores = measured_us > 0 ? double(t.cpu_total_us) / measured_us : 0;
+        // The CPUs /proc/stat sums over. Unknown, estimated from the readings: they are taken
+        // every io_read_interval and each covers the time since the last, so together they
+        // span about the covered time (not ticks_cpu ticks: at 20 ms ticks and 1 s readings
+        // that would count 50 times the cores).
+        m.cpu_cores = known_cores > 0       ? known_cores
+                      : covered_seconds > 0 ? double(t.cpu_total_us) / (1e6 * covered_seconds)
+                                            : 0;
     }
     m.client_sessions = t.ticks ? double(t.client_sessions) / double(t.ticks) : 0;
     return m;
@@ -421,7 +425,7 @@ Diagnosis diagnose_totals(const IntervalRecord &t, double covered_seconds,
     in.reference = reference;
     in.transactions = {t.ticks_db_counters > 0, t.xacts, covered_seconds};
     in.limit = limit;
-    in.machine = machine_of_totals(t, covered_seconds);
+    in.machine = machine_of_totals(t, covered_seconds, reference.cpu_cores);
     return diagnose(in);
 }
 

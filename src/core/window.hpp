@@ -144,8 +144,10 @@ WindowSummary summarize(const RecordSource &records, const WaitNameTable &names,
 Diagnosis diagnose_totals(const IntervalRecord &totals, double covered_seconds,
                           const LatencyFacts &latency, const ReferenceFacts &reference,
                           const StorageLimitFacts &limit = {}, bool with_hint = true);
-// The machine's CPU and the client sessions over summed counters.
-MachineFacts machine_of_totals(const IntervalRecord &totals, double covered_seconds);
+// The machine's CPU and the client sessions over summed counters; known_cores: the CPUs the
+// worker counted at start (0: estimated from the CPU time read).
+MachineFacts machine_of_totals(const IntervalRecord &totals, double covered_seconds,
+                               double known_cores);
 // Mean latencies (ms) of summed counters; WAL flushes fall back to the WAL writes when no
 // fsync was counted (wal_sync_method open_datasync: writes are the flushes).
 LatencyFacts latency_of_totals(const IntervalRecord &totals);

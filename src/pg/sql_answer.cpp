@@ -433,7 +433,7 @@ std::string what_if_reason(const Diagnosis &d, const MachineFacts &m) {
 
 void what_if_row(Row &row, const Window &w, const WindowSummary &s, const ReferenceFacts &ref) {
     const Diagnosis &d = s.diagnosis;
-    const MachineFacts m = machine_of_totals(s.totals, s.covered_seconds);
+    const MachineFacts m = machine_of_totals(s.totals, s.covered_seconds, ref.cpu_cores);
     const bool loop = d.score_valid && d.xacts_valid && m.cpu_measured;
     row.timestamptz(kWiWindowStart, w.plan.start_us);
     row.timestamptz(kWiWindowEnd, w.plan.end_us);

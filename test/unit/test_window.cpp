@@ -255,6 +255,25 @@ uint64_t sum_ticks(const WindowRecords &w) {
 
 // ---- WaitNameTable and distinct_wait_infos -------------------------------------------------
 
+// 10 s of 20 ms ticks whose CPU was read once a second (io_read_interval): ten readings, each
+// the CPU time of 2 cores over a second. The cores are 2, not 2 x 500 / 10.
+TEST(WindowMachine, CoresFromReadingsThatSpanSeveralTicks) {
+    IntervalRecord t{};
+    t.ticks = 500;
+    t.ticks_cpu = 10;
+    t.cpu_total_us = 2 * 10 * kSecond;
+    t.cpu_busy_us = 5 * kSecond;
+    t.client_sessions = 500 * 16;
+    const MachineFacts estimated = machine_of_totals(t, 10.0, 0);
+    ASSERT_TRUE(estimated.cpu_measured);
+    EXPECT_NEAR(estimated.cpu_cores, 2.0, 1e-9);
+    EXPECT_NEAR(estimated.cpu_busy_fraction, 0.25, 1e-9);
+    EXPECT_NEAR(estimated.client_sessions, 16.0, 1e-9);
+    EXPECT_NEAR(machine_of_totals(t, 10.0, 2).cpu_cores, 2.0, 1e-9);  // the worker's count wins
+    t.ticks_cpu = 0, t.cpu_total_us = 0;
+    EXPECT_FALSE(machine_of_totals(t, 10.0, 2).cpu_measured);
+}
+
 TEST(WindowNames, ResolvesAndClassifies) {
     const WaitNameTable &t = names();
     EXPECT_EQ(t.find(kCpu).type, "CPU");
