@@ -111,11 +111,34 @@ double storage_ratio(const Diagnosis &d) {
     return std::min(1.0, kept_samples / double(d.active_samples));
 }
 
-// Without transactions: W' >= u W (the loop with Z = 0); without a CPU reading, the foreground
-// CPU samples over the cores the background leaves.
+// The cores the sessions' work takes per tick: PostgreSQL's processes sampled on CPU
+// (foreground and background), at most the cores the machine had busy (beyond that, sessions
+// queued for a core). The machine's busy time beyond it went to waking sessions around their
+// waits (measured: a session sleeping 2-8 ms per I/O costs the machine 2-4x the CPU per
+// transaction of a saturated one, almost all of it in PostgreSQL's processes, while its sampled
+// on-CPU time stays near the saturated machine's CPU per transaction), and to other processes,
+// which the scheduler shares the cores with by runnable thread. 0 when unknown.
+double cpu_demand_cores(const DiagnosisInput &in) {
+    const SampleCounts &c = in.samples;
+    const MachineFacts &m = in.machine;
+    if (c.ticks == 0 || m.cpu_cores <= 0)
+        return 0;
+    const double on_cpu = double(c.cpu + c.background_cpu) / double(c.ticks);
+    return std::min(on_cpu, m.cpu_cores * m.cpu_busy_fraction);
+}
+
+// The share of its throughput the machine was using: X / X_cpu (the busy share u when the
+// sampled work is unknown).
+double cpu_share_used(const DiagnosisInput &in) {
+    const double demand = cpu_demand_cores(in);
+    return demand > 0 ? demand / in.machine.cpu_cores : in.machine.cpu_busy_fraction;
+}
+
+// Without transactions: W' >= (X / X_cpu) W (the loop with Z = 0); without a CPU reading, the
+// foreground CPU samples over the cores the background leaves.
 double cpu_ratio_bound(const DiagnosisInput &in) {
     if (in.machine.cpu_measured)
-        return in.machine.cpu_busy_fraction;
+        return cpu_share_used(in);
     const SampleCounts &c = in.samples;
     if (in.reference.cpu_cores <= 0 || c.ticks == 0)
         return 0;
@@ -131,14 +154,14 @@ void what_if_bounded(Diagnosis &d, const DiagnosisInput &in, double r_storage) {
     d.speedup_at_reference = r > 0 ? 1.0 / r : 1.0;
 }
 
-// The closed loop N = X (W + Z) with the CPU cap X / u (verdict.hpp).
+// The closed loop N = X (W + Z) with the CPU cap X_cpu (verdict.hpp).
 void what_if_loop(Diagnosis &d, const DiagnosisInput &in, double r_storage) {
     const double n = in.machine.client_sessions, x = d.xacts_per_s;
     const double w = d.xact_time_ms / 1000.0, w_storage = w * r_storage;
     const double z = std::max(0.0, n / x - w);
-    const double u = in.machine.cpu_busy_fraction;
+    const double used = cpu_share_used(in);
     const double x_storage = w_storage + z > 0 ? n / (w_storage + z) : 0;
-    const double x_cpu = u > 0 ? x / u : 0;
+    const double x_cpu = used > 0 ? x / used : 0;
     double w_new = w_storage, x_new = x_storage;
     if (x_cpu > 0 && x_storage > x_cpu) {
         w_new = std::max(w_storage, n / x_cpu - z);

@@ -218,6 +218,7 @@ sub measure
 	$row{until} = $until;
 	$row{window} = $window;
 	$row{pgbench_latency_ms} = ($out =~ /latency average = ([\d.]+) ms/)[0];
+	$row{pgbench_tps} = ($out =~ /tps = ([\d.]+)/)[0];
 	@row{qw(wi_at_reference wi_speedup wi_capped wi_x_at_reference wi_x_cpu wi_cpu_pct wi_z_ms)} =
 	  split /\|/, $what_if_values
 	  if $opt{what_if};
@@ -364,26 +365,19 @@ for my $row (@injected)
 # storage_wait_what_if() with the baseline's measured read and flush latencies must land on what
 # the baseline run really did: its transaction time (+-30 %) or, when the projection says the
 # cores cap it (16 clients at full speed on 2 cores: they do here), the throughput the baseline
-# reached at that cap (+-30 %), on the first level, the one nearest the issue's "+3 ms run".
-# Not met reliably: the cap divides by the slow run's CPU cost per transaction, and a slow run's
-# transactions cost more CPU than the baseline's. Measured with the processes' own utime+stime
-# (18, +2/+4 ms): 0.50 against 0.38 ms of PostgreSQL CPU per transaction, twice the context
-# switches (8.6 vs 4.4 per transaction) and 41 % more user time: a session that sleeps in every
-# read and flush comes back to cold caches. The error ran from +1 % to -41 % over 16-19 (it is
-# not monotone in the injected latency: +3/+1 ms was no closer; nor was a truth run whose I/O
-# slept 0.1 ms instead of the RAM baseline's: +2.9 % to -28.5 %, README). So the +-30 % check
-# is a TODO (reported, not enforced; issue 12 stays open on it); enforced, on the median of the
-# three pairs: the projection never promises more than the baseline did (+30 %) nor less than
-# 0.3 of it (a gross error: counting the cores twice or misreading the busy share halves the
-# cap); the second level, against the median baseline, never more (+30 %). The floor was 0.5
-# until a fresh machine's run (2026-12-03) gave medians 0.460 (17) and 0.534 (18). Its 17
-# baselines ran at 10,800-12,000 transactions per second (3,000-8,600 in earlier runs), and
-# the first level's machine CPU per transaction (23.1 % of 2 cores at 1,077/s: 0.43 ms) was
-# 2.3x the baseline's (2 cores at 10,807/s: 0.185 ms).
-# The inflation grows with the latency: over both levels in 16-19 (2026-12-03) the machine's
-# busy share fits u = a + c X with a = 2.5-11 % (an idle machine here: 0.3 %), i.e. a part of
-# the CPU that does not scale with the transactions: vCPUs waking from idle for every I/O
-# completion cost CPU that a saturated machine does not pay.
+# reached at that cap (pgbench's tps: the window's xacts_per_s also counts the idle seconds
+# around the run), +-30 %, on the first level, the one nearest the issue's "+3 ms run", on the
+# median of the three pairs.
+# The cap is the sessions' sampled CPU work per transaction (verdict.hpp): the machine's busy
+# share is not, because a slow run's transactions cost the machine 2-4x the CPU of a saturated
+# one, almost all of it in PostgreSQL's processes around the waits (measured, 18: 0.45-0.52
+# against 0.18-0.25 ms per transaction, 7.5 against 1.4 context switches), while their sampled
+# on-CPU time (0.21-0.28 ms) stays near the saturated cost. With the busy share (classification
+# version 3) the medians were 0.47-0.52 (2026-12-03/04, 16-19); with the sampled work, 0.79 (18),
+# 0.98 (17), 0.98 (16), 0.93 (19) (2026-12-04), and 0.77 in a second run on 18. The second level
+# (+5/+8 ms) against the median baseline: at most +30 %, at least half (0.70-0.86 that day: its
+# sessions sleep longer and wake to colder caches, so its sampled CPU per transaction is a little
+# higher).
 # How much faster the projection promises than the baseline ran: the cap over the throughput
 # reached when the cores cap it, else the time taken over the time projected (> 1: promises
 # too much).
@@ -391,7 +385,7 @@ sub promised_over_real
 {
 	my ($projected, $baseline) = @_;
 	return $projected->{wi_capped} =~ /^t(rue)?$/
-	  ? $projected->{wi_x_at_reference} / $baseline->{xacts_per_s}
+	  ? $projected->{wi_x_at_reference} / $baseline->{pgbench_tps}
 	  : $baseline->{xact_time_ms} / $projected->{wi_at_reference};
 }
 
@@ -402,39 +396,27 @@ sub describe_projection
 		  . 'the server %s ms, capped %s at %s xacts/s); %s took %s ms at %s xacts/s: %.3f',
 		$projected->{label}, @$projected{qw(wi_at_reference wi_speedup wi_cpu_pct wi_z_ms
 		wi_capped wi_x_at_reference)}, $baseline->{label}, $baseline->{xact_time_ms},
-		$baseline->{xacts_per_s}, promised_over_real($projected, $baseline)));
+		$baseline->{pgbench_tps}, promised_over_real($projected, $baseline)));
 }
 
 {
-	local $TODO = $busy_todo;    # the projection's CPU cap counts every busy core
+	local $TODO = $busy_todo;    # a busy machine's own noise: the pairs stop sharing a minute
 	describe_projection(reverse @$_) for @pairs;
 	my $ratio = (sort { $a <=> $b } map { promised_over_real(reverse @$_) } @pairs)[1];
 	my $level = $injected[0]{label};
-	{
-		local $TODO = $TODO // 'a slow run\'s CPU per transaction exceeds the baseline\'s';
-		ok(abs($ratio - 1) <= 0.30,
-			"$level: the projection lands within 30 % of what the baseline did (median of three "
-			  . "pairs: $ratio)");
-	}
-	cmp_ok($ratio, '>=', 0.3,
-		"$level: the projection promises at least 0.3 of what the baseline did");
-	cmp_ok($ratio, '<=', 1.3,
-		"$level: the projection promises no more than the baseline did (+30 %)");
+	ok(abs($ratio - 1) <= 0.30,
+		"$level: the projection lands within 30 % of what the baseline did (median of three "
+		  . "pairs: $ratio)");
 
 	# The second level against the median of the three baselines.
-	my $reached = (sort { $a->{xacts_per_s} <=> $b->{xacts_per_s} } map { $_->[0] } @pairs)[1];
+	my $reached = (sort { $a->{pgbench_tps} <=> $b->{pgbench_tps} } map { $_->[0] } @pairs)[1];
 	my $second = $injected[1];
 	describe_projection($second, $reached);
 	my $second_ratio = promised_over_real($second, $reached);
-	{
-		# Its sessions sleep 5-8 ms per I/O: its CPU per transaction ran to 2.5x the
-		# baseline's (PG 16, 2026-12-03: cap 3201 against 8065 xacts/s reached).
-		local $TODO = $TODO // 'the CPU per transaction grows with the injected latency';
-		cmp_ok($second_ratio, '>=', 0.5,
-			"$second->{label}: the projection promises at least half of what the baseline did");
-	}
 	cmp_ok($second_ratio, '<=', 1.3,
-		"$second->{label}: the projection promises no more than the baseline did (+30 %)");
+		"$second->{label}: the projection promises no more than the median baseline did (+30 %)");
+	cmp_ok($second_ratio, '>=', 0.5,
+		"$second->{label}: the projection promises at least half of what the median baseline did");
 }
 isnt($base->{verdict}, 'storage-bound', 'baseline (WAL on tmpfs, data cached): not storage-bound');
 

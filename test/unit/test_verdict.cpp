@@ -326,6 +326,32 @@ TEST(WhatIf, TheCoresCapAClosedLoop) {
     EXPECT_TRUE(contains(d.hint, "capped by the CPU"));
 }
 
+// 005's first level, measured (PG 18, +2 ms reads, +4 ms flushes, RAM baseline): 1,365
+// transactions per second with the machine 39 % busy, but PostgreSQL sampled on CPU only 0.34
+// sessions per tick; the rest of the busy time woke sessions around their waits. The cap is
+// the sampled work's: 2 / 0.34 x 1,365 = 8,030/s (the baseline ran 7,550-10,185/s), not
+// X / u = 3,500/s.
+TEST(WhatIf, CpuSpentAroundTheWaitsIsNotTheCap) {
+    DiagnosisInput in = busy(500, 930, 0, 34, 6);  // 100 ticks: 14.7 sessions active, W 10.8 ms
+    latencies(in, 2.17, 4.07);
+    transactions(in, 1365, 1.0);
+    machine(in, 0.39, 16);
+    const Diagnosis d = diagnose(in);
+    ASSERT_TRUE(d.xacts_valid);
+    EXPECT_NEAR(d.xacts_per_s_cpu_limit, 1365 * 2 / 0.34, 0.5);
+    EXPECT_TRUE(d.cpu_capped);
+    EXPECT_NEAR(d.xacts_per_s_at_reference, 1365 * 2 / 0.34, 0.5);
+    EXPECT_EQ(d.verdict, Verdict::StorageBound);
+    // Background processes on CPU count as work too.
+    in.samples.background_cpu = 34;
+    EXPECT_NEAR(diagnose(in).xacts_per_s_cpu_limit, 1365 * 2 / 0.68, 0.5);
+    // Sampled work above the busy cores (2 x 0.39) is sessions queued for a core: X / u again.
+    in.samples.background_cpu = 0;
+    in.samples.cpu = 100;
+    in.samples.active = 500 + 930 + 100 + 6;
+    EXPECT_NEAR(diagnose(in).xacts_per_s_cpu_limit, 1365 / 0.39, 0.5);
+}
+
 // A saturated machine: the storage waits are large, but every extra transaction would need a
 // core that is not there. Faster storage alone buys nothing, and the verdict says so.
 TEST(WhatIf, ASaturatedCpuIsNotStorageBound) {
