@@ -111,13 +111,9 @@ double storage_ratio(const Diagnosis &d) {
     return std::min(1.0, kept_samples / double(d.active_samples));
 }
 
-// The cores the sessions' work takes per tick: PostgreSQL's processes sampled on CPU
+// D, the cores the sessions' work takes per tick: PostgreSQL's processes sampled on CPU
 // (foreground and background), at most the cores the machine had busy (beyond that, sessions
-// queued for a core). The machine's busy time beyond it went to waking sessions around their
-// waits (measured: a session sleeping 2-8 ms per I/O costs the machine 2-4x the CPU per
-// transaction of a saturated one, almost all of it in PostgreSQL's processes, while its sampled
-// on-CPU time stays near the saturated machine's CPU per transaction), and to other processes,
-// which the scheduler shares the cores with by runnable thread. 0 when unknown.
+// queued for a core). Why not the busy share itself: verdict.hpp. 0 when unknown.
 double cpu_demand_cores(const DiagnosisInput &in) {
     const SampleCounts &c = in.samples;
     const MachineFacts &m = in.machine;
