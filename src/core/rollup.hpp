@@ -16,8 +16,11 @@ namespace pgsw {
 
 constexpr int64_t kRollupBucketUs = 60 * 1000 * 1000;
 
+// Floor division, total over int64 (a history file is read from disk: its times can be
+// anything, INT64_MIN included, whose negation is undefined).
 inline int64_t rollup_bucket_of(int64_t time_us) noexcept {
-    return time_us >= 0 ? time_us / kRollupBucketUs : -((-time_us - 1) / kRollupBucketUs) - 1;
+    const int64_t quotient = time_us / kRollupBucketUs;
+    return time_us % kRollupBucketUs < 0 ? quotient - 1 : quotient;
 }
 
 class RollupBuilder {

@@ -1,3 +1,5 @@
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "core/latency_stats.hpp"
@@ -41,6 +43,13 @@ TEST(RollupBucket, FloorsToWholeMinutes) {
     EXPECT_EQ(rollup_bucket_of(kRollupBucketUs - 1), 0);
     EXPECT_EQ(rollup_bucket_of(kRollupBucketUs), 1);
     EXPECT_EQ(rollup_bucket_of(-1), -1);
+    EXPECT_EQ(rollup_bucket_of(-kRollupBucketUs), -1);
+    EXPECT_EQ(rollup_bucket_of(-kRollupBucketUs - 1), -2);
+    // The extremes a corrupt history file can hold (the fuzzer found INT64_MIN's negation).
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    EXPECT_EQ(rollup_bucket_of(kMin), kMin / kRollupBucketUs - 1);
+    EXPECT_EQ(rollup_bucket_of(kMax), kMax / kRollupBucketUs);
 }
 
 TEST(Rollup, SumsTicksOfOneMinute) {
