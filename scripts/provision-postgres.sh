@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Provision the PostgreSQL servers pg_storage_wait is built and tested against.
 #
-#   scripts/provision-postgres.sh [deps] [pg18-assert] [pg18-release] [pg17] [pg16] [pg19] ...
+#   scripts/provision-postgres.sh [deps] [pg18-assert] [pg18-release] [pg17] [pg16] [pg19]
+#                                 [pg16-release] [pg19-release] [integrations]
 #
 # deps          Debian packages for building the extension, PostgreSQL 18 and the tests
 # pg18-assert   PostgreSQL 18 from Debian's source package, --enable-cassert --enable-debug
 #               --enable-tap-tests (tests)
-# pg18-release  the same source, plain release build (demo, benchmarks)
+# pg18-release  the same source, release build with TAP (demo, benchmarks, test/t/005)
 # pg17          PostgreSQL 17 from Debian 13 ("trixie") binary packages in a debootstrap chroot
 # pg16          PostgreSQL 16.14 from the project's source archive (../shared/postgres-src/ from
 #               the project root, checked against its SHA256SUMS), assert + TAP build like
 #               pg18-assert
 # pg19          the same for PostgreSQL 19beta2
+# pg16-release, pg19-release
+#               the same sources, release builds with TAP: test/t/005 compares timings with
+#               pgbench's, which an assert build's own costs distort (scripts/test.sh)
 # integrations  Debian's prometheus (with promtool) and prometheus-postgres-exporter, their
 #               services never started; and a copy of the pg17 chroot with the Debian packaging
 #               tools (debhelper, postgresql-server-dev-all, lintian) at $PGSW_DEB_CHROOT
@@ -127,11 +131,18 @@ SRC
 	echo "$tarball"
 }
 
+# A finished build with TAP support (the release builds had none before they ran test/t/005:
+# such a cached build is made again, so a warm machine tests what a fresh one does).
+cached_build() { # cached_build PREFIX
+	[ -f "$1/.complete" ] &&
+		grep -qE '^enable_tap_tests[[:space:]]*=[[:space:]]*yes' "$1/lib/postgresql/pgxs/src/Makefile.global"
+}
+
 # Build one flavour of PostgreSQL 18 from a fresh unpack (an in-place configured tree cannot be
 # reused for a second flavour: it fails at link time).
 build_pg18() {
 	local flavour=$1 prefix="$PGSW_CACHE/pg-$PG18_VERSION-$1"
-	if [ -f "$prefix/.complete" ]; then say "PostgreSQL $PG18_VERSION ($flavour): cached at $prefix"; return; fi
+	if cached_build "$prefix"; then say "PostgreSQL $PG18_VERSION ($flavour): cached at $prefix"; return; fi
 	local tarball; tarball=$(fetch_pg18_source)
 	local work="$PGSW_CACHE/build/pg-$PG18_VERSION-$flavour"
 	rm -rf "$work" "$prefix"; mkdir -p "$work"
@@ -139,7 +150,7 @@ build_pg18() {
 	tar -xjf "$tarball" -C "$work" --strip-components=1
 	local flags=(--prefix="$prefix" --without-icu --with-openssl=no)
 	[ "$flavour" = assert ] && flags+=(--enable-cassert --enable-debug --enable-tap-tests)
-	[ "$flavour" = release ] && flags+=(--enable-debug)
+	[ "$flavour" = release ] && flags+=(--enable-debug --enable-tap-tests)
 	say "configure ${flags[*]}"
 	(cd "$work" && ./configure "${flags[@]}" >"$work/configure.log" 2>&1) ||
 		{ tail -20 "$work/configure.log" >&2; die "configure failed for $flavour (see $work/configure.log)"; }
@@ -156,34 +167,35 @@ build_pg18() {
 }
 
 # PostgreSQL VERSION from the shared source archive (a git archive: no pre-generated parser
-# files, so bison and flex from DEPS), assert + TAP build, cached like pg18-assert.
-build_shared() {
-	local version=$1 prefix="$PGSW_CACHE/pg-$1-assert"
-	if [ -f "$prefix/.complete" ]; then say "PostgreSQL $version (assert): cached at $prefix"; return; fi
+# files, so bison and flex from DEPS), in FLAVOUR assert (--enable-cassert) or release, both
+# with TAP, cached like pg18-assert.
+build_shared() { # build_shared VERSION FLAVOUR
+	local version=$1 flavour=$2 prefix="$PGSW_CACHE/pg-$1-$2"
+	if cached_build "$prefix"; then say "PostgreSQL $version ($flavour): cached at $prefix"; return; fi
 	local tarball="$PG_SHARED_SRC/postgresql-$version.tar.xz"
 	[ -f "$tarball" ] || die "no $tarball (the source archives live in ../shared/postgres-src/ from the project root or from the repository it was cloned from; set PG_SHARED_SRC to their folder)"
 	say "checking $tarball against $PG_SHARED_SRC/SHA256SUMS"
 	(cd "$PG_SHARED_SRC" && grep " postgresql-$version.tar.xz\$" SHA256SUMS | sha256sum -c --quiet -) ||
 		die "postgresql-$version.tar.xz does not match its SHA256SUMS line (or has none)"
-	local work="$PGSW_CACHE/build/pg-$version-assert"
+	local work="$PGSW_CACHE/build/pg-$version-$flavour"
 	rm -rf "$work" "$prefix"; mkdir -p "$work"
-	say "unpacking PostgreSQL $version"
+	say "unpacking PostgreSQL $version ($flavour)"
 	tar -xJf "$tarball" -C "$work" --strip-components=1
-	local flags=(--prefix="$prefix" --without-icu --with-openssl=no --enable-cassert --enable-debug
-		--enable-tap-tests)
+	local flags=(--prefix="$prefix" --without-icu --with-openssl=no --enable-debug --enable-tap-tests)
+	[ "$flavour" = assert ] && flags+=(--enable-cassert)
 	say "configure ${flags[*]}"
 	(cd "$work" && ./configure "${flags[@]}" >"$work/configure.log" 2>&1) ||
-		{ tail -20 "$work/configure.log" >&2; die "configure failed for $version (see $work/configure.log)"; }
-	say "building PostgreSQL $version (assert) with $JOBS jobs, several minutes"
+		{ tail -20 "$work/configure.log" >&2; die "configure failed for $version $flavour (see $work/configure.log)"; }
+	say "building PostgreSQL $version ($flavour) with $JOBS jobs, several minutes"
 	(cd "$work" && make -s -j"$JOBS" >"$work/build.log" 2>&1 &&
 		make -s -C contrib/pg_stat_statements -j"$JOBS" >>"$work/build.log" 2>&1) ||
-		{ tail -30 "$work/build.log" >&2; die "build failed for $version (see $work/build.log)"; }
+		{ tail -30 "$work/build.log" >&2; die "build failed for $version $flavour (see $work/build.log)"; }
 	(cd "$work" && make -s install >>"$work/build.log" 2>&1 &&
 		make -s -C contrib/pg_stat_statements install >>"$work/build.log" 2>&1) ||
-		{ tail -30 "$work/build.log" >&2; die "install failed for $version"; }
+		{ tail -30 "$work/build.log" >&2; die "install failed for $version $flavour"; }
 	touch "$prefix/.complete"
 	rm -rf "$work"
-	say "PostgreSQL $version (assert) installed at $prefix"
+	say "PostgreSQL $version ($flavour) installed at $prefix"
 }
 
 # PostgreSQL 17 from Debian 13 binary packages in a chroot (trixie's postgresql-17 source is
@@ -315,10 +327,12 @@ main() {
 		pg18-assert) build_pg18 assert ;;
 		pg18-release) build_pg18 release ;;
 		pg17) provision_pg17 ;;
-		pg16) build_shared "$PG16_VERSION" ;;
-		pg19) build_shared "$PG19_VERSION" ;;
+		pg16) build_shared "$PG16_VERSION" assert ;;
+		pg16-release) build_shared "$PG16_VERSION" release ;;
+		pg19) build_shared "$PG19_VERSION" assert ;;
+		pg19-release) build_shared "$PG19_VERSION" release ;;
 		integrations) provision_integrations ;;
-		*) die "unknown step '$step' (deps, pg18-assert, pg18-release, pg17, pg16, pg19, integrations)" ;;
+		*) die "unknown step '$step' (deps, pg18-assert, pg18-release, pg17, pg16, pg16-release, pg19, pg19-release, integrations)" ;;
 		esac
 	done
 }

@@ -6,22 +6,25 @@
 #
 #   unit   the pure C++ core's unit tests: CMake + ctest, -Werror, on the host
 #   inject the latency-injection library's self-test (test/inject/check_inject.sh)
-#   pg18   PostgreSQL 18.6 assert build: PGXS build with WERROR=1, install, `make installcheck`
+#   pg18   PostgreSQL 18.6 release build (what users run; the sanitize stage runs the same tests
+#          on the assert build): PGXS build with WERROR=1, install, `make installcheck`
 #          (pg_regress on a temporary instance, then the TAP tests, including the
 #          latency-injection accuracy tests; PGSW_ACCURACY_TESTS=0 leaves those out)
 #   pg17   the same against Debian 13's PostgreSQL 17 inside a chroot
-#   pg16   the same as pg18 against PostgreSQL 16.14 (assert build from the project's source
-#          archive, ../shared/postgres-src/); first checks that switching PG_CONFIG from 18 to
-#          16 rebuilds every object and that `make clean PG_CONFIG=<16>` works
-#   pg19   the same as pg18 against PostgreSQL 19beta2 (assert build, same archive folder);
-#          first checks compat.hpp's guard against a major newer than the newest tested
+#   pg16   the same against PostgreSQL 16.14, an assert build from the project's source archive
+#          (../shared/postgres-src/); first checks that switching PG_CONFIG from 18 to 16
+#          rebuilds every object and that `make clean PG_CONFIG=<16>` works.
+#          PGSW_RELEASE_ACCURACY="16 19": the accuracy test on a release build of 16 instead
+#   pg19   the same against PostgreSQL 19beta2 (assert build, same folder); first checks
+#          compat.hpp's guard against a major newer than the newest tested
 #   pg15   building against PostgreSQL 15 must be refused at once with a clear message, and
 #          `make clean` must work with that pg_config
-#   sanitize  the pg18 stage with the extension built with AddressSanitizer + UBSan and the
-#          sanitizer runtime preloaded into every server (accuracy tests left out); fails on
-#          any sanitizer report (test/sanitizer/: suppressions, each justified). First a canary
-#          (test/sanitizer/canary.cpp) commits a heap overflow and a UBSan shift in a
-#          throwaway server: the stage fails unless both reports reach the log folder
+#   sanitize  the pg18 stage on the 18.6 assert build, with the extension built with
+#          AddressSanitizer + UBSan and the sanitizer runtime preloaded into every server
+#          (accuracy tests left out); fails on any sanitizer report (test/sanitizer/:
+#          suppressions, each justified). First a canary (test/sanitizer/canary.cpp) commits a
+#          heap overflow and a UBSan shift in a throwaway server: the stage fails unless both
+#          reports reach the log folder
 #   fuzz   libFuzzer harnesses (clang-16) of the history file reader, the wait-event
 #          classification...: each runs PGSW_FUZZ_SECONDS (default 60) from its seed corpus in
 #          test/fuzz/corpus/; fails on a crash, a leak, a timeout or a sanitizer report
@@ -32,9 +35,9 @@
 #          the real postgres_exporter with queries.yaml and a real prometheus scraping it
 #          (integrations/test_integrations.sh); META.json against the control file
 #
-#   Order: provision (Debian packages, PostgreSQL 18), then unit, inject, pg15 and fuzz while
-#   the other servers build in the background (waited for as provision-bg), then pg18, pg17,
-#   pg16, pg19, devices, sanitize, integrations.
+#   Order: provision (Debian packages, PostgreSQL 18 assert and release), then unit, inject,
+#   pg15 and fuzz while the other servers build in the background (waited for as provision-bg),
+#   then pg18, pg17, pg16, pg19, devices, sanitize, integrations.
 #
 #   --only  run only these stages (repeatable or comma-separated); default: all
 #   --keep  keep the scratch build folders (printed at the end) for inspection
@@ -68,6 +71,19 @@ PG19_VERSION=${PG19_VERSION:-19beta2}
 export PG16_VERSION PG19_VERSION
 PG16_PREFIX=$PGSW_CACHE/pg-$PG16_VERSION-assert
 PG19_PREFIX=$PGSW_CACHE/pg-$PG19_VERSION-assert
+# 18's stage runs on its release build, as users' servers are (the sanitize stage runs the
+# same tests on the assert build); 16's and 19's on assert builds. test/t/005 compares the
+# server's timings with pgbench's own, which an assert build distorts (its what-if check is then
+# only reported: test/t/005): PGSW_RELEASE_ACCURACY="16 19" also builds release servers of those
+# majors (~4 minutes each, once: cached) and runs that file on them instead.
+PG18_RELEASE_PREFIX=$PGSW_CACHE/pg-$PG18_VERSION-release
+PG16_RELEASE_PREFIX=$PGSW_CACHE/pg-$PG16_VERSION-release
+PG19_RELEASE_PREFIX=$PGSW_CACHE/pg-$PG19_VERSION-release
+RELEASE_TAP_FILES=(test/t/005_accuracy.pl)
+PGSW_RELEASE_ACCURACY=${PGSW_RELEASE_ACCURACY:-}
+for major in $PGSW_RELEASE_ACCURACY; do
+	case $major in 16 | 19) ;; *) echo "PGSW_RELEASE_ACCURACY: '$major' is not 16 or 19" >&2; exit 2 ;; esac
+done
 CHROOT17=$PGSW_CACHE/chroot-trixie-pg17
 PG17_CONFIG=/usr/lib/postgresql/17/bin/pg_config # inside the chroot
 PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
@@ -205,7 +221,12 @@ run_installcheck() {
 	out=$(mktemp "$PGSW_WORK/installcheck.XXXXXX")
 	# A developer's subset (never set by CI): PGSW_PROVE_TESTS="test/t/013_devices.pl ...",
 	# PGSW_REGRESS="answer symptoms" (set but empty: no pg_regress at all).
-	[ -z "${PGSW_PROVE_TESTS:-}" ] || MAKE_VARS+=(PROVE_TESTS="$PGSW_PROVE_TESTS")
+	# TAP_FILES, when the caller sets it: the files chosen for this build (see tap_files).
+	if [ -n "${TAP_FILES+set}" ]; then
+		if [ -n "$TAP_FILES" ]; then MAKE_VARS+=(PROVE_TESTS="$TAP_FILES"); else MAKE_VARS+=(TAP_TESTS=); fi
+	elif [ -n "${PGSW_PROVE_TESTS:-}" ]; then
+		MAKE_VARS+=(PROVE_TESTS="$PGSW_PROVE_TESTS")
+	fi
 	if [ -n "${PGSW_REGRESS+set}" ]; then
 		local preloaded=() not_preloaded=() f
 		for f in $PGSW_REGRESS; do
@@ -262,9 +283,8 @@ run_installcheck() {
 # On a warm machine both take seconds.
 provision_fg_steps() {
 	local steps=(deps)
-	if selected pg18 || selected sanitize || selected devices || selected pg16; then
-		steps+=(pg18-assert)
-	fi
+	if selected sanitize || selected devices || selected pg16; then steps+=(pg18-assert); fi
+	if selected pg18; then steps+=(pg18-release); fi
 	echo "${steps[@]}"
 }
 
@@ -273,6 +293,10 @@ provision_bg_steps() {
 	if selected pg17 || selected integrations; then steps+=(pg17); fi
 	if selected pg16; then steps+=(pg16); fi
 	if selected pg19; then steps+=(pg19); fi
+	local major
+	for major in $PGSW_RELEASE_ACCURACY; do
+		if selected "pg$major"; then steps+=("pg$major-release"); fi
+	done
 	if selected integrations; then steps+=(integrations); fi
 	echo "${steps[@]}"
 }
@@ -366,14 +390,46 @@ copy_server() { # copy_server PREFIX NAME
 # Build with WERROR=1 and install, as the test user, against the server copy in $1/pg, in
 # $1/src (a copy of the snapshot unless the caller made one already).
 build_install() { # build_install DIR LABEL
-	local dir=$1 label=$2
+	local dir=$1 label=$2 flavour=release
 	[ -d "$dir/src" ] || cp -a "$SNAPSHOT/." "$dir/src"
 	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$dir"
 	MAKE_VARS=(PG_CONFIG="$dir/pg/bin/pg_config" WERROR=1)
-	say "building against $("$dir/pg/bin/pg_config" --version) (assert build) as $TEST_USER"
+	grep -q -- '--enable-cassert' <<<"$("$dir/pg/bin/pg_config" --configure)" && flavour=assert
+	say "building against $("$dir/pg/bin/pg_config" --version) ($flavour build) as $TEST_USER"
 	as_test_user make -C "$dir/src" -j"$JOBS" "${MAKE_VARS[@]}" ||
 		die "the build against PostgreSQL $label failed (WERROR=1): see the compiler output above"
 	as_test_user make -C "$dir/src" "${MAKE_VARS[@]}" install || die "make install failed"
+}
+
+# The TAP files (PGSW_PROVE_TESTS's, else all) that run on an assert or a release build.
+tap_files() { # tap_files assert|release
+	local f chosen=()
+	for f in ${PGSW_PROVE_TESTS:-$(cd "$SNAPSHOT" && echo test/t/*.pl)}; do
+		case " ${RELEASE_TAP_FILES[*]} " in
+		*" $f "*) [ "$1" = release ] && chosen+=("$f") ;;
+		*) [ "$1" = assert ] && chosen+=("$f") ;;
+		esac
+	done
+	echo "${chosen[*]}"
+}
+
+# pg_regress and every TAP file on the assert server copy in DIR; for a MAJOR listed in
+# PGSW_RELEASE_ACCURACY the RELEASE_TAP_FILES run on a copy of its release build instead.
+run_assert_and_release() { # run_assert_and_release DIR LABEL MAJOR RELEASE_PREFIX
+	local dir=$1 label=$2 major=$3 release_prefix=$4 files release_dir
+	if [[ " $PGSW_RELEASE_ACCURACY " != *" $major "* ]]; then
+		run_installcheck "$dir/src" "$dir/src" as_test_user
+		return
+	fi
+	files=$(tap_files assert)
+	if [ -n "$files" ] || [ -z "${PGSW_REGRESS+set}" ] || [ -n "$PGSW_REGRESS" ]; then
+		TAP_FILES=$files run_installcheck "$dir/src" "$dir/src" as_test_user
+	fi
+	files=$(tap_files release)
+	[ -n "$files" ] || return 0
+	release_dir=$(copy_server "$release_prefix" "$(basename "$dir")-release")
+	build_install "$release_dir" "$label"
+	PGSW_REGRESS='' TAP_FILES=$files run_installcheck "$release_dir/src" "$release_dir/src" as_test_user
 }
 
 # What pg18 runs, on any source-built server: build, install, pg_regress and every TAP test.
@@ -384,7 +440,7 @@ test_source_build() { # test_source_build DIR LABEL
 
 stage_pg18() {
 	local dir
-	dir=$(copy_server "$PG18_PREFIX" pg18)
+	dir=$(copy_server "$PG18_RELEASE_PREFIX" pg18)
 	test_source_build "$dir" "$PG18_VERSION"
 }
 
@@ -409,7 +465,7 @@ stage_pg16() {
 	find "$dir/src" -maxdepth 1 -name pg_storage_wait.so -newer "$marker" | grep -q . ||
 		die "pg_storage_wait.so was not relinked for 16"
 	say "major switch: every object was rebuilt for 16 without make clean"
-	run_installcheck "$dir/src" "$dir/src" as_test_user
+	run_assert_and_release "$dir" "$PG16_VERSION" 16 "$PG16_RELEASE_PREFIX"
 	as_test_user make -s -C "$dir/src" clean PG_CONFIG="$dir/pg/bin/pg_config" ||
 		die "make clean PG_CONFIG=<16> failed"
 	stale=$(find "$dir/src" -name '*.o' -o -name '*.so' -o -name .pgsw-build-stamp)
@@ -439,7 +495,8 @@ stage_pg19() {
 	local dir
 	dir=$(copy_server "$PG19_PREFIX" pg19)
 	check_untested_major_guard "$dir"
-	test_source_build "$dir" "$PG19_VERSION"
+	build_install "$dir" "$PG19_VERSION"
+	run_assert_and_release "$dir" "$PG19_VERSION" 19 "$PG19_RELEASE_PREFIX"
 }
 
 # The sanitizer runtimes of the compiler that builds the extension, resolved to real files

@@ -101,6 +101,8 @@ $node->safe_psql('postgres', 'CREATE EXTENSION pg_storage_wait');
 our $TODO;
 my $busy_todo = busy_machine_todo();
 my $pg18 = $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000;
+my $assert_build = $node->safe_psql('postgres', 'SHOW debug_assertions') eq 'on';
+diag('server build: ' . ($assert_build ? 'assert (--enable-cassert)' : 'release'));
 
 # Scale 10: pgbench_accounts is ~130 MB, eight times shared_buffers, so most reads miss it and
 # go to the (injected) file system.
@@ -366,22 +368,22 @@ for my $row (@injected)
 # the baseline run really did: its transaction time or, when the projection says the cores cap
 # it (16 clients at full speed on 2 cores: they do here), the throughput the baseline reached at
 # that cap (pgbench's tps: the window's xacts_per_s also counts the idle seconds around the run),
-# on the first level, the one nearest the issue's "+3 ms run", on the median of the three pairs:
-# enforced between half and +30 %, and +-30 % reported (a TODO while the pairs' spread, below,
-# can carry a median out of it).
+# on the first level, the one nearest the issue's "+3 ms run", on the median of the three pairs,
+# within +-30 %; the second level (+5/+8 ms) against the median baseline, half to +30 %.
 # The cap is the sessions' sampled CPU work per transaction (verdict.hpp): the machine's busy
 # share is not, because a slow run's transactions cost the machine 2-4x the CPU of a saturated
 # one, almost all of it in PostgreSQL's processes around the waits (measured, 18: 0.45-0.52
 # against 0.18-0.25 ms per transaction, 7.5 against 1.4 context switches), while their sampled
-# on-CPU time (0.21-0.28 ms) stays near the saturated cost. With the busy share (classification
-# version 3) the medians were 0.47-0.52 (2026-12-03/04, 16-19); with the sampled work, 0.79 (18),
-# 0.98 (17), 0.98 (16), 0.93 (19) (2026-12-04), and in a fresh-clone run 0.90 (18), 1.15 (17),
-# 0.76 (16), 0.68 (19), with single pairs from 0.60 to 1.24: one baseline minute ran 5,076
-# transactions per second, the next two 7,736 and 8,850, while the projections beside them stayed
-# within about 20 % of each other. The second level
-# (+5/+8 ms) against the median baseline: at most +30 %, at least half (0.70-1.16 that day: its
-# sessions sleep longer and wake to colder caches, so its sampled CPU per transaction is a little
-# higher).
+# on-CPU time stays near the saturated cost. With the busy share (classification version 3) the
+# medians were 0.47-0.52 (2026-12-03/04, 16-19).
+# An assert build (--enable-cassert) is not a user's server: its sessions' sampled CPU per
+# transaction in a slow run is 10-30 % above its cost at full speed, so the cap comes out low:
+# medians 0.68-0.98 on the assert builds of 16, 18 and 19 (11 runs, 2026-12-03/04; single pairs
+# 0.60-1.24), against 0.87-1.11 on release builds of the same sources (six runs: 18 0.994,
+# 0.941 and 0.866, 16 1.009 and 1.079, 19 1.105; 2026-12-04) and 0.98-1.15 on 17's Debian
+# packages. On an assert build
+# the +-30 % is therefore reported (TODO), half to +30 % enforced; scripts/test.sh runs this file
+# on release builds of 17 and 18 (and of 16 and 19 with PGSW_RELEASE_ACCURACY).
 # How much faster the projection promises than the baseline ran: the cap over the throughput
 # reached when the cores cap it, else the time taken over the time projected (> 1: promises
 # too much).
@@ -409,9 +411,8 @@ sub describe_projection
 	my $ratio = (sort { $a <=> $b } map { promised_over_real(reverse @$_) } @pairs)[1];
 	my $level = $injected[0]{label};
 	{
-		# Met by eight medians of nine (0.76-1.15; 0.68 once, 2026-12-04): single pairs spread
-		# from 0.60 to 1.24, so a median of three leaves the band now and then.
-		local $TODO = $TODO // 'the pairs\' spread (0.60-1.24) carries a median past +-30 % now and then';
+		local $TODO = $TODO
+		  // ($assert_build ? 'an assert build\'s CPU around the waits lowers the cap (see above)' : undef);
 		ok(abs($ratio - 1) <= 0.30,
 			"$level: the projection lands within 30 % of what the baseline did (median of three "
 			  . "pairs: $ratio)");
