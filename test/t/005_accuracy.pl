@@ -381,9 +381,9 @@ for my $row (@injected)
 # medians 0.68-0.98 on the assert builds of 16, 18 and 19 (11 runs, 2026-12-03/04; single pairs
 # 0.60-1.24), against 0.87-1.11 on release builds of the same sources (six runs: 18 0.994,
 # 0.941 and 0.866, 16 1.009 and 1.079, 19 1.105; 2026-12-04) and 0.98-1.15 on 17's Debian
-# packages. On an assert build
-# the +-30 % is therefore reported (TODO), half to +30 % enforced; scripts/test.sh runs this file
-# on release builds of 17 and 18 (and of 16 and 19 with PGSW_RELEASE_ACCURACY).
+# packages. On an assert build the +-30 % is therefore reported (TODO), half to +30 % enforced;
+# scripts/test.sh runs this file on release builds of 17 and 18 (and of 16 and 19 with
+# PGSW_RELEASE_ACCURACY).
 # How much faster the projection promises than the baseline ran: the cap over the throughput
 # reached when the cores cap it, else the time taken over the time projected (> 1: promises
 # too much).
