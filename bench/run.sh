@@ -23,7 +23,9 @@
 #   micro       Google Benchmark microbenchmarks of the core (bench/micro/bench_core.cpp)
 #   cpu         the sampling process's own CPU time per sample, pg_storage_wait vs pg_wait_sampling
 #               (PG 17 chroot, 10 ms, 8-client select-only load; /proc/<pid>/schedstat, ns)
-#   all         everything above (default)
+#   cpu-profile where each sampler's CPU goes: perf record (cpu-clock, call graphs) of each
+#               sampling process over SECS seconds of the same load as cpu; reports by symbol
+#   all         everything above but cpu-profile (default)
 #
 #   --quick     fewer/shorter runs (3 rounds x 8 s, fewer calls, 6,000 memory ticks)
 #
@@ -57,7 +59,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | all) SUBS+=("$a") ;;
+	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | cpu-profile | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -178,6 +180,10 @@ setup_pg17() {
 		cp -a "$CHROOT_SRC" "$CH"
 	fi
 	chroot_mount
+	if [ -n "${PGSW_BENCH_NO_BUILD:-}" ] && [ -f "$CH/usr/lib/postgresql/17/lib/pg_storage_wait.so" ]; then
+		PG17_DONE=1
+		return
+	fi
 	rm -rf "$CH/var/tmp/pgsw-src"
 	cp -a "$W/src" "$CH/var/tmp/pgsw-src"
 	(cd "$W/src" && make -s clean >/dev/null 2>&1) || true
@@ -681,6 +687,47 @@ bench_cpu() {
 	} | tee "$out/summary.txt"
 }
 
+# Where each sampler's CPU goes, same load and settings as bench_cpu: perf's cpu-clock samples
+# of the sampling process (symbols from the chroot's binaries), a report per sampler by symbol
+# (self time) and by caller, and its system calls over 10 s (strace -c).
+bench_cpu_profile() {
+	banner "sampler CPU profile: pg_storage_wait vs pg_wait_sampling (PG 17 chroot, 10 ms)"
+	command -v perf >/dev/null || die "needs perf (apt-get install linux-perf)"
+	setup_pg17
+	set_mode 17
+	init_cluster
+	local out=$RESULTS/cpu-profile c pid
+	mkdir -p "$out"
+	for c in pgsw_10ms pgws_10ms; do
+		start_server "$(conf_for "$c")"
+		warm_up "$c"
+		if [ "$c" = pgsw_10ms ]; then
+			pid=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
+		else
+			pid=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
+		fi
+		[ -n "$pid" ] || die "no sampler process for $c"
+		as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.log" 2>&1 &
+		BG_PIDS=$!
+		sleep 5
+		perf record -q -e cpu-clock -F 20000 -g -p "$pid" -o "$out/perf.$c.data" -- sleep "$SECS" 2>/dev/null
+		# System calls per sample: on a paravirtualised guest each one is a world switch.
+		if command -v strace >/dev/null; then
+			timeout -s INT 10 strace -c -p "$pid" -o "$out/syscalls.$c.txt" 2>/dev/null || true
+		fi
+		wait "$BG_PIDS" || true
+		BG_PIDS=
+		stop_server
+		perf report -q --no-children --stdio --symfs="$CH" -i "$out/perf.$c.data" \
+			--sort dso,sym -g none --percent-limit 0.3 >"$out/self.$c.txt" 2>/dev/null
+		perf report -q --children --stdio --symfs="$CH" -i "$out/perf.$c.data" \
+			--sort sym -g none --percent-limit 1 >"$out/children.$c.txt" 2>/dev/null
+		say "$c: $(perf report --stdio -i "$out/perf.$c.data" 2>/dev/null | grep -m1 "^# Samples")"
+		head -40 "$out/self.$c.txt"
+		[ -f "$out/syscalls.$c.txt" ] && cat "$out/syscalls.$c.txt"
+	done
+}
+
 for s in "${SUBS[@]}"; do
 	case "$s" in
 	all) bench_micro; bench_query_cost; bench_tick_cost; bench_memory; bench_throughput; bench_peer; bench_cpu ;;
@@ -694,6 +741,7 @@ for s in "${SUBS[@]}"; do
 	memory) bench_memory ;;
 	micro) bench_micro ;;
 	cpu) bench_cpu ;;
+	cpu-profile) bench_cpu_profile ;;
 	esac
 done
 say "results in $RESULTS"

@@ -66,6 +66,6 @@ const char *io_op_name(IoOpCode op) noexcept;
 
 // Foreground samples feed the storage-bound score: client backends and parallel workers that are
 // running a statement (active or fast-path function call).
-bool is_foreground_active(BackendKind kind, BackendStateCode state) noexcept;
+PGSW_TICK_PATH bool is_foreground_active(BackendKind kind, BackendStateCode state) noexcept;
 
 }  // namespace pgsw

@@ -6,3 +6,5 @@
 #if defined(PG_VERSION_NUM) || defined(POSTGRES_H)
 #error "src/core headers are pure C++: include them before postgres.h, never after"
 #endif
+
+#include "core/tick_path.hpp"

@@ -25,7 +25,7 @@ class FixedMap {
     }
 
     // The value for `key`, inserted value-initialised if new; nullptr when full.
-    Value *find_or_insert(const Key &key) noexcept {
+    PGSW_TICK_PATH Value *find_or_insert(const Key &key) noexcept {
         const size_t mask = slots_.size() - 1;
         for (size_t i = Hash{}(key)&mask;; i = (i + 1) & mask) {
             Slot &slot = slots_[i];
@@ -43,7 +43,7 @@ class FixedMap {
         }
     }
 
-    const Value *find(const Key &key) const noexcept {
+    PGSW_TICK_PATH const Value *find(const Key &key) const noexcept {
         const size_t mask = slots_.size() - 1;
         for (size_t i = Hash{}(key)&mask;; i = (i + 1) & mask) {
             const Slot &slot = slots_[i];
@@ -54,7 +54,7 @@ class FixedMap {
         }
     }
 
-    void clear() noexcept {
+    PGSW_TICK_PATH void clear() noexcept {
         for (size_t i : used_)
             slots_[i].occupied = false;
         used_.clear();
@@ -87,7 +87,7 @@ class FixedMap {
 template <typename Key, typename Value, size_t N>
 class RecentValues {
   public:
-    const Value *find(const Key &key) const noexcept {
+    PGSW_TICK_PATH const Value *find(const Key &key) const noexcept {
         size_t found = N;
         for (size_t i = 0; i < size_; ++i)
             found = keys_[i] == key ? i : found;
@@ -95,7 +95,7 @@ class RecentValues {
     }
 
     // Call only for a key find() did not return.
-    void remember(const Key &key, const Value &value) noexcept {
+    PGSW_TICK_PATH void remember(const Key &key, const Value &value) noexcept {
         keys_[next_] = key;
         values_[next_] = value;
         next_ = (next_ + 1) % N;

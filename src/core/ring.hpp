@@ -86,7 +86,8 @@ class Ring {
     // entries; at most arena_capacity/2 entries are kept (the rest is cut and the record
     // flagged kFlagEntriesTruncated) so one record can never evict its own predecessor
     // completely. Returns the record_no written.
-    uint64_t append(const IntervalRecord &record, const ArenaEntry *entries, size_t n) noexcept;
+    PGSW_TICK_PATH uint64_t append(const IntervalRecord &record, const ArenaEntry *entries,
+                                   size_t n) noexcept;
 
     // Reader. Oldest and newest readable record_no: [first_readable, end).
     uint64_t end() const noexcept;

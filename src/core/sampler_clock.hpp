@@ -36,7 +36,7 @@ class SamplerClock {
     // rings (restored history, or the ticks of a previous worker), 0 when none.
     void start(int64_t wall_us, int64_t mono_us, int64_t newest_end_us,
                int64_t newest_seq_end_us) noexcept;
-    TickTimes tick(int64_t wall_us, int64_t mono_us) noexcept;
+    PGSW_TICK_PATH TickTimes tick(int64_t wall_us, int64_t mono_us) noexcept;
     // Wall-clock steps seen since start (either way).
     uint64_t steps() const noexcept { return steps_; }
 

@@ -33,7 +33,7 @@ class RollupPolicy {
     // restarted, or the server did and restored its history), then start after them.
     void replay_unrolled(int64_t reset_us);
     // After each tick was appended to the tick ring.
-    void after_tick(int64_t tick_end_us, size_t tick_entries, int64_t reset_us);
+    PGSW_TICK_PATH void after_tick(int64_t tick_end_us, size_t tick_entries, int64_t reset_us);
 
     uint64_t rollups_published() const noexcept { return rollups_published_; }
     uint64_t rollups_truncated() const noexcept { return rollups_truncated_; }

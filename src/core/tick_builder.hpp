@@ -88,8 +88,8 @@ class TickBuilder {
                          std::pmr::memory_resource *memory = std::pmr::get_default_resource());
 
     // Start a tick: clears groups and sets the record's time and flags.
-    void begin(int64_t start_us, int64_t end_us, uint32_t flags) noexcept;
-    void add_sample(const ProcSample &sample) noexcept;
+    PGSW_TICK_PATH void begin(int64_t start_us, int64_t end_us, uint32_t flags) noexcept;
+    PGSW_TICK_PATH void add_sample(const ProcSample &sample) noexcept;
     void add_io_delta(BackendKind backend, IoObjectCode object, IoContextCode context, IoOpCode op,
                       const IoCounters &delta) noexcept;
     void add_wal(const IoCounters &writes, const IoCounters &syncs) noexcept;
@@ -110,7 +110,7 @@ class TickBuilder {
     // the caller keeps it for the next reading.
     bool add_probe_bin(uint16_t device, uint8_t bin, uint64_t count) noexcept;
     // Lay out the entries (waits, queries, I/O, devices, slots) and complete the record.
-    void finish(uint32_t cost_us) noexcept;
+    PGSW_TICK_PATH void finish(uint32_t cost_us) noexcept;
 
     IntervalRecord &record() noexcept { return record_; }
     const IntervalRecord &record() const noexcept { return record_; }
@@ -160,11 +160,11 @@ class TickBuilder {
     }
     // What the checkpointer was doing at this tick (symptoms: slower checkpoints).
     enum class CheckpointerActivity : uint8_t { Unseen, Idle, WriteDelay, Busy };
-    void note_checkpointer(const ProcSample &s, WaitCategory category) noexcept;
-    void note_autovacuum_worker(const ProcSample &s, WaitCategory category) noexcept;
-    void count_foreground(const ProcSample &s, WaitCategory category) noexcept;
-    void finish_checkpoint_flag() noexcept;
-    void finish_autovacuum() noexcept;
+    PGSW_TICK_PATH void note_checkpointer(const ProcSample &s, WaitCategory category) noexcept;
+    PGSW_TICK_PATH void note_autovacuum_worker(const ProcSample &s, WaitCategory category) noexcept;
+    PGSW_TICK_PATH void count_foreground(const ProcSample &s, WaitCategory category) noexcept;
+    PGSW_TICK_PATH void finish_checkpoint_flag() noexcept;
+    PGSW_TICK_PATH void finish_autovacuum() noexcept;
 
     IntervalRecord record_{};
     // The WAL flush lock rule (wait_class.hpp): decided at finish(), once the tick has seen

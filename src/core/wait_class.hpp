@@ -155,7 +155,8 @@ WaitRole wait_role(std::string_view type, std::string_view event) noexcept;
 
 // The category a process's sample counts in: the wait's own, except the per-process rule
 // above (Extension:Extension is idle outside client backends and parallel workers).
-WaitCategory category_for(BackendKind backend, WaitCategory category, WaitRole role) noexcept;
+PGSW_TICK_PATH WaitCategory category_for(BackendKind backend, WaitCategory category,
+                                         WaitRole role) noexcept;
 
 // "cpu","storage","lock","other","idle","sync_replication"
 const char *wait_category_name(WaitCategory category) noexcept;

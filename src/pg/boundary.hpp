@@ -25,6 +25,8 @@
 #include <string>
 #include <type_traits>
 
+#include "core/tick_path.hpp"
+
 namespace pgsw::pg {
 
 // An error for the user, raised by the entry point as ereport(ERROR) with these fields.
@@ -53,7 +55,14 @@ struct PgErrorThrown {
 // Calls `call(arg)` under PG_TRY; returns the error it raised (copied into the caller's memory
 // context, the error state flushed), or nullptr. The sigsetjmp lives in this one function,
 // whose frame holds nothing but pointers.
-ErrorData *pg_try(void (*call)(void *), void *arg) noexcept;
+PGSW_TICK_PATH ErrorData *pg_try(void (*call)(void *), void *arg) noexcept;
+
+// pg_call for a plain function, on a path where the code's place matters (the sampler's tick:
+// `call` can be marked PGSW_TICK_PATH, where pg_call's trampoline is placed with its caller).
+inline void pg_call_function(void (*call)(void *), void *arg) {
+    if (ErrorData *error = pg_try(call, arg))
+        throw PgErrorThrown{error};
+}
 
 // Runs `fn` (which calls PostgreSQL) and turns a PostgreSQL error into PgErrorThrown. Returns
 // what fn returns (void, a pointer, a Datum, a number: trivially copyable types only).

@@ -108,7 +108,7 @@ Size backend_status_count = 0;
 // The proc array, when its layout is the one compat.hpp mirrors; else nullptr (walk every slot).
 const volatile compat::ProcArrayLayout *proc_array = nullptr;
 
-int64_t monotonic_us() {
+PGSW_TICK_PATH int64_t monotonic_us() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
@@ -155,7 +155,7 @@ WaitFacts classify_uncached(uint32 wait_event_info) {
 
 // The 8,192-slot cache puts each wait event on a line of its own, cold at every tick at short
 // intervals; the few events of a tick are found among the 16 recent ones first.
-WaitFacts classify(uint32 wait_event_info) {
+PGSW_TICK_PATH WaitFacts classify(uint32 wait_event_info) {
     if (const WaitFacts *recent = state->recent_wait_facts.find(wait_event_info))
         return *recent;
     WaitFacts facts;
@@ -182,7 +182,7 @@ struct StatusFields {
 
 // Copy one BackendStatusArray entry consistently (its changecount protocol); false when empty
 // or when the owner kept rewriting it.
-bool read_status(int slot, StatusFields &out) {
+PGSW_TICK_PATH bool read_status(int slot, StatusFields &out) {
     volatile PgBackendStatus *entry = &backend_status[slot];
     for (int attempt = 0; attempt < 8; ++attempt) {
         int before, after;
@@ -204,7 +204,7 @@ bool read_status(int slot, StatusFields &out) {
     return false;
 }
 
-void index_status_slots_by_pid() {
+PGSW_TICK_PATH void index_status_slots_by_pid() {
     state->status_slot_by_pid.clear();
     for (Size slot = 0; slot < backend_status_count; ++slot) {
         const int pid = backend_status[slot].st_procpid;
@@ -215,7 +215,7 @@ void index_status_slots_by_pid() {
     }
 }
 
-int status_slot(uint32 proc_index, int pid) {
+PGSW_TICK_PATH int status_slot(uint32 proc_index, int pid) {
     const int slot = compat::status_slot_of_proc(proc_index);
     if (slot >= 0)
         return slot;
@@ -223,7 +223,7 @@ int status_slot(uint32 proc_index, int pid) {
     return found ? *found : -1;
 }
 
-void sample_process(uint32 index) {
+PGSW_TICK_PATH void sample_process(uint32 index) {
     volatile PGPROC *proc = &ProcGlobal->allProcs[index];
     if (proc == MyProc || !compat::proc_is_live(proc))
         return;
@@ -251,7 +251,7 @@ void sample_process(uint32 index) {
 // The regular processes from the proc array, read without ProcArrayLock: a process joining or
 // leaving shifts the entries while they are copied, so a copy can repeat one (dropped: the
 // array is ascending) or miss one for this tick. Every entry copied is a valid slot index.
-void sample_proc_array() {
+PGSW_TICK_PATH void sample_proc_array() {
     std::pmr::vector<int> &procnos = state->procnos;
     const int published = proc_array->numProcs;
     const int count = std::clamp(published, 0, static_cast<int>(procnos.size()));
@@ -271,7 +271,7 @@ void sample_proc_array() {
 // Live processes are a few of the slots (max_connections, autovacuum, workers, walsenders):
 // walking the proc array touches only theirs, where the walk over every slot costs one cold
 // cache line per slot.
-void sample_processes() {
+PGSW_TICK_PATH void sample_processes() {
     if (compat::status_slot_of_proc(0) < 0)
         index_status_slots_by_pid();
     const uint32 count = ProcGlobal->allProcCount;
@@ -286,7 +286,7 @@ void sample_processes() {
 
 // ---- the tick ------------------------------------------------------------------------------
 
-uint32_t server_flags() {
+PGSW_TICK_PATH uint32_t server_flags() {
     uint32_t flags = 0;
     if (track_io_timing)
         flags |= kFlagTrackIoTiming;
@@ -299,7 +299,8 @@ uint32_t server_flags() {
 
 // The tick's roll-up policy (core/sampler_policy.hpp), with the reset time it needs and the
 // truncated roll-ups it counts.
-void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us, size_t tick_entries) {
+PGSW_TICK_PATH void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us,
+                                             size_t tick_entries) {
     const uint64_t truncated = state->policy->rollups_truncated();
     state->policy->after_tick(tick_end_us, tick_entries,
                               status_load(shared.status->history_reset_us));
@@ -308,7 +309,8 @@ void fold_and_publish_partial(SharedView &shared, int64_t tick_end_us, size_t ti
                      status_load(shared.status->rollups_truncated) + added);
 }
 
-void update_status(SamplerStatus &status, const IntervalRecord &tick, uint64_t missed) {
+PGSW_TICK_PATH void update_status(SamplerStatus &status, const IntervalRecord &tick,
+                                  uint64_t missed) {
     status_store(status.ticks, status_load(status.ticks) + 1);
     status_store(status.overruns, status_load(status.overruns) + missed);
     status_store(status.tick_cost_total_us,
@@ -341,7 +343,8 @@ int counters_read_every_ticks() {
 }
 
 // The cumulative counters: pg_stat_io / WAL, and the databases' transactions and tuples.
-void read_counters(SharedView &shared, TickBuilder &tick, int64_t now) {
+// Once per io_read_interval: kept out of the tick's hot code (PGSW_TICK_PATH).
+[[gnu::noinline]] void read_counters(SharedView &shared, TickBuilder &tick, int64_t now) {
     pg_call([] { read_io_counters(state->io_cells, state->io); });
     tick.record().flags |= state->io.update(tick);
     sample_devices(tick);         // the same intervals as the I/O counters (pg/devices.hpp)
@@ -357,7 +360,7 @@ void read_counters(SharedView &shared, TickBuilder &tick, int64_t now) {
 
 // A wall-clock step is rare and worth a line in the log: sample times slew or jump (see
 // sampler_clock.hpp), rates do not.
-void log_clock_step(int64_t step_us) {
+[[gnu::cold]] void log_clock_step(int64_t step_us) {
     const double seconds = double(step_us) / 1e6;
     pg_call([seconds] {
         ereport(LOG, (errmsg("pg_storage_wait: the wall clock stepped %s by %.1f s",
@@ -370,7 +373,7 @@ void log_clock_step(int64_t step_us) {
 }
 
 // `started`: the monotonic time the loop just read to decide the tick is due.
-void run_tick(SharedView &shared, uint64_t missed, int64_t started) {
+PGSW_TICK_PATH void run_tick(SharedView &shared, uint64_t missed, int64_t started) {
     const TickTimes times = state->clock.tick(GetCurrentTimestamp(), started);
     const TimestampTz now = times.end_us;
     TickBuilder &tick = state->tick;
@@ -548,7 +551,7 @@ void create_state(SharedView &shared) {
     });
 }
 
-void start_sampler(SharedView &shared) {
+[[gnu::noinline]] void start_sampler(SharedView &shared) {
     pg_call([] { SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE); });
     if (compat::kUntestedMajor)
         pg_call([] {
@@ -580,20 +583,24 @@ void stop_sampler(int, Datum arg) {
     status_store(status->worker_pid, int64_t{0});
 }
 
+// The sleep itself, called through pg_call_function so that it lives with the tick's code.
+PGSW_TICK_PATH void sleep_on_latch(void *wait_us_arg) {
+    const int64_t wait_us = *static_cast<const int64_t *>(wait_us_arg);
+    if (wait_us > 0)
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        (wait_us + 999) / 1000, PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
+    CHECK_FOR_INTERRUPTS();
+}
+
 // Sleeps until the deadline or a signal; a shutdown or cancel request arrives here.
-void wait_until(int64_t deadline_us) {
-    const int64_t wait_us = deadline_us - monotonic_us();
-    pg_call([wait_us] {
-        if (wait_us > 0)
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                            (wait_us + 999) / 1000, PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-    });
+PGSW_TICK_PATH void wait_until(int64_t deadline_us) {
+    int64_t wait_us = deadline_us - monotonic_us();
+    pg_call_function(sleep_on_latch, &wait_us);
 }
 
 // A reload: new settings apply from the next tick; a new interval restarts the schedule.
-void reload(SharedView &shared, int64_t &period_us, int64_t &deadline_us) {
+[[gnu::cold]] void reload(SharedView &shared, int64_t &period_us, int64_t &deadline_us) {
     ConfigReloadPending = false;
     pg_call([] { ProcessConfigFile(PGC_SIGHUP); });
     state->ticks_until_counters_read = 0;
@@ -607,7 +614,7 @@ void reload(SharedView &shared, int64_t &period_us, int64_t &deadline_us) {
 }
 
 // The worker's C++ body (boundary.hpp: run_worker_body).
-void sampler_main() {
+PGSW_TICK_PATH void sampler_main() {
     SharedView &shared = require_shared();
     if (status_load(shared.status->worker_disabled))
         pg_call([] { proc_exit(0); });  // disabled earlier in this server's life: stay down
