@@ -226,7 +226,20 @@ complete_pg17_chroot() {
 	trap - EXIT
 }
 
+# One provisioning of the chroot at a time: scripts/test.sh starts it beside the PostgreSQL 18
+# build and asks for it again in the background part, which then waits here and finds it ready.
+lock_pg17_chroot() {
+	[ -z "${CHROOT17_LOCK_FD:-}" ] || return 0 # held already (pg17, then integrations)
+	mkdir -p "$PGSW_CACHE"
+	exec {CHROOT17_LOCK_FD}>"$CHROOT17.lock"
+	if ! flock -n "$CHROOT17_LOCK_FD"; then
+		say "waiting for another provisioning of $CHROOT17 to finish"
+		flock "$CHROOT17_LOCK_FD"
+	fi
+}
+
 provision_pg17() {
+	lock_pg17_chroot
 	if [ -f "$CHROOT17/.complete" ]; then
 		complete_pg17_chroot
 		say "PostgreSQL 17 chroot: cached at $CHROOT17"

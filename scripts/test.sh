@@ -7,7 +7,7 @@
 #   unit   the pure C++ core's unit tests: CMake + ctest, -Werror, on the host
 #   inject the latency-injection library's self-test (test/inject/check_inject.sh)
 #   pg18   PostgreSQL 18.6 release build (what users run; the sanitize stage runs the same tests
-#          on the assert build): PGXS build with WERROR=1, install, `make installcheck`
+#          with the sanitizers): PGXS build with WERROR=1, install, `make installcheck`
 #          (pg_regress on a temporary instance, then the TAP tests, including the
 #          latency-injection accuracy tests; PGSW_ACCURACY_TESTS=0 leaves those out)
 #   pg17   the same against Debian 13's PostgreSQL 17 inside a chroot
@@ -19,7 +19,7 @@
 #          compat.hpp's guard against a major newer than the newest tested
 #   pg15   building against PostgreSQL 15 must be refused at once with a clear message, and
 #          `make clean` must work with that pg_config
-#   sanitize  the pg18 stage on the 18.6 assert build, with the extension built with
+#   sanitize  the pg18 stage on the same 18.6 build, with the extension built with
 #          AddressSanitizer + UBSan and the sanitizer runtime preloaded into every server
 #          (accuracy tests left out); fails on any sanitizer report (test/sanitizer/:
 #          suppressions, each justified). First a canary (test/sanitizer/canary.cpp) commits a
@@ -35,9 +35,10 @@
 #          the real postgres_exporter with queries.yaml and a real prometheus scraping it
 #          (integrations/test_integrations.sh); META.json against the control file
 #
-#   Order: provision (Debian packages, PostgreSQL 18 assert and release), then unit, inject,
-#   pg15 and fuzz while the other servers build in the background (waited for as provision-bg),
-#   then pg18, pg17, pg16, pg19, devices, sanitize, integrations.
+#   Order: provision (Debian packages, then PostgreSQL 18 while the PostgreSQL 17 chroot
+#   downloads beside it), then unit, inject, pg15 and fuzz while the other servers build in the
+#   background (waited for as provision-bg), then pg18, pg17, pg16, pg19, devices, sanitize,
+#   integrations. Assertions (--enable-cassert) are exercised by the pg16 and pg19 stages.
 #
 #   --only  run only these stages (repeatable or comma-separated); default: all
 #   --keep  keep the scratch build folders (printed at the end) for inspection
@@ -65,14 +66,13 @@ PGSW_CACHE=${PGSW_CACHE:-$HOME/.cache/pg_storage_wait}
 export PGSW_CACHE # provision-postgres.sh reads the same variable
 PG18_VERSION=${PG18_VERSION:-18.6}
 export PG18_VERSION
-PG18_PREFIX=$PGSW_CACHE/pg-$PG18_VERSION-assert
 PG16_VERSION=${PG16_VERSION:-16.14}
 PG19_VERSION=${PG19_VERSION:-19beta2}
 export PG16_VERSION PG19_VERSION
 PG16_PREFIX=$PGSW_CACHE/pg-$PG16_VERSION-assert
 PG19_PREFIX=$PGSW_CACHE/pg-$PG19_VERSION-assert
-# 18's stage runs on its release build, as users' servers are (the sanitize stage runs the
-# same tests on the assert build); 16's and 19's on assert builds. test/t/005 compares the
+# 18's stages (pg18, sanitize, devices) run on its release build, as users' servers are; 16's
+# and 19's on assert builds, which check PostgreSQL's assertions under every test. test/t/005 compares the
 # server's timings with pgbench's own, which an assert build distorts (its what-if check is then
 # only reported: test/t/005): PGSW_RELEASE_ACCURACY="16 19" also builds release servers of those
 # majors (~4 minutes each, once: cached) and runs that file on them instead.
@@ -276,15 +276,16 @@ run_installcheck() {
 # Stages. Each runs in its own subshell with `set -e`: the first failing command ends the stage
 # (not the script), and a stage's EXIT trap (chroot mounts) fires however the stage ends.
 
-# Provisioning in two parts, so that a fresh machine spends its ~12 minutes of server builds
+# Provisioning in three parts, so that a fresh machine builds servers while it downloads and
 # while the stages that need no server run (unit, inject, pg15, fuzz: time-boxed, it only gets
-# fewer runs): the Debian packages and PostgreSQL 18 first (the build of everything), then the
-# rest in the background, waited for (stage provision-bg) before the first stage that needs it.
-# On a warm machine both take seconds.
+# fewer runs): the Debian packages, then PostgreSQL 18 (the build of everything) while the
+# PostgreSQL 17 chroot downloads beside it, then the rest in the background, waited for (stage
+# provision-bg) before the first stage that needs it. On a warm machine all take seconds.
 provision_fg_steps() {
-	local steps=(deps)
-	if selected sanitize || selected devices || selected pg16; then steps+=(pg18-assert); fi
-	if selected pg18; then steps+=(pg18-release); fi
+	local steps=()
+	if selected pg18 || selected sanitize || selected devices || selected pg16; then
+		steps+=(pg18-release)
+	fi
 	echo "${steps[@]}"
 }
 
@@ -303,9 +304,32 @@ provision_bg_steps() {
 
 stage_provision() {
 	local steps
+	bash "$REPO/scripts/provision-postgres.sh" deps
+	start_early_provision
 	read -r -a steps <<<"$(provision_fg_steps)"
+	[ ${#steps[@]} -gt 0 ] || return 0
 	say "scripts/provision-postgres.sh ${steps[*]} (first run on a fresh machine: ~5 minutes)"
 	bash "$REPO/scripts/provision-postgres.sh" "${steps[@]}"
+}
+
+# The PostgreSQL 17 chroot is downloaded (debootstrap: network-bound) while PostgreSQL 18 builds
+# (CPU-bound). Its own session, so that cleanup can stop it whole; the background part's pg17
+# step then finds the chroot ready, or waits for it (provision-postgres.sh locks the chroot).
+EARLY_PROVISION_LOG=$PGSW_WORK/provision-early.log
+EARLY_PROVISION_PID_FILE=$PGSW_WORK/provision-early.pid
+start_early_provision() {
+	selected pg17 || selected integrations || return 0
+	say "beside it: scripts/provision-postgres.sh pg17 (log $EARLY_PROVISION_LOG)"
+	setsid bash "$REPO/scripts/provision-postgres.sh" pg17 >"$EARLY_PROVISION_LOG" 2>&1 </dev/null &
+	echo "$!" >"$EARLY_PROVISION_PID_FILE"
+}
+stop_early_provision() {
+	local pid
+	[ -f "$EARLY_PROVISION_PID_FILE" ] || return 0
+	pid=$(cat "$EARLY_PROVISION_PID_FILE")
+	rm -f "$EARLY_PROVISION_PID_FILE"
+	grep -qa provision-postgres "/proc/$pid/cmdline" 2>/dev/null || return 0
+	kill -TERM -- "-$pid" 2>/dev/null || true
 }
 
 BG_PROVISION_PID=
@@ -329,6 +353,7 @@ wait_bg_provision() {
 		say "waiting for the background provisioning (pid $BG_PROVISION_PID)"
 		wait "$BG_PROVISION_PID" || rc=$?
 		BG_PROVISION_PID=
+		[ ! -s "$EARLY_PROVISION_LOG" ] || sed 's/^/    (early) /' "$EARLY_PROVISION_LOG"
 		sed 's/^/    /' "$BG_PROVISION_LOG"
 		if [ "$rc" != 0 ]; then
 			warn "background provisioning failed (exit $rc): see above"
@@ -399,6 +424,26 @@ build_install() { # build_install DIR LABEL
 	as_test_user make -C "$dir/src" -j"$JOBS" "${MAKE_VARS[@]}" ||
 		die "the build against PostgreSQL $label failed (WERROR=1): see the compiler output above"
 	as_test_user make -C "$dir/src" "${MAKE_VARS[@]}" install || die "make install failed"
+	check_tick_code_grouped "$dir/src/pg_storage_wait.so"
+}
+
+# The sampler's per-tick code is marked PGSW_TICK_PATH (src/core/tick_path.hpp) so that it sits
+# in a few pages: at 10 ms most of a tick's own cost is cold instruction TLB and cache misses.
+# A build whose tick functions are spread out (the attribute dropped, a toolchain ignoring it)
+# fails here. These six are called across translation units or through a pointer: always there.
+check_tick_code_grouped() { # check_tick_code_grouped SO
+	local so=$1 addr lo='' hi='' n=0
+	while read -r addr; do
+		addr=$((16#$addr))
+		n=$((n + 1))
+		if [ -z "$lo" ] || [ "$addr" -lt "$lo" ]; then lo=$addr; fi
+		if [ -z "$hi" ] || [ "$addr" -gt "$hi" ]; then hi=$addr; fi
+	done < <(nm -C "$so" | grep -E ' [tT] (pgsw::SamplerClock::tick\(|pgsw::Ring::append\(|pgsw::TickBuilder::(begin|add_sample)\(|pgsw::pg::pg_try\(|pgsw::pg::\(anonymous namespace\)::sampler_main\(\)$)' |
+		grep -v 'clone \.' | awk '{print $1}')
+	[ "$n" = 6 ] || die "check_tick_code_grouped: found $n of the 6 tick functions in $so"
+	[ $((hi - lo)) -le 32768 ] ||
+		die "the sampler's tick code spans $((hi - lo)) bytes of $so (over 32 kB): PGSW_TICK_PATH lost?"
+	say "the sampler's tick code: within $((hi - lo)) bytes"
 }
 
 # The TAP files (PGSW_PROVE_TESTS's, else all) that run on an assert or a release build.
@@ -451,9 +496,10 @@ stage_pg16() {
 	local dir marker stale
 	dir=$(copy_server "$PG16_PREFIX" pg16)
 	marker=$dir/after-18-build
-	[ -f "$PG18_PREFIX/.complete" ] || die "the major-switch check needs PostgreSQL 18 at $PG18_PREFIX"
+	[ -f "$PG18_RELEASE_PREFIX/.complete" ] ||
+		die "the major-switch check needs PostgreSQL 18 at $PG18_RELEASE_PREFIX"
 	cp -a "$SNAPSHOT/." "$dir/src"
-	cp -a -- "$PG18_PREFIX" "$dir/pg18" # the test user cannot reach the cache
+	cp -a -- "$PG18_RELEASE_PREFIX" "$dir/pg18" # the test user cannot reach the cache
 	[ "$(id -u)" != 0 ] || chown -R "$TEST_USER:" "$dir"
 	say "major switch: building against 18 first"
 	as_test_user make -s -C "$dir/src" -j"$JOBS" PG_CONFIG="$dir/pg18/bin/pg_config" >/dev/null
@@ -616,12 +662,12 @@ canary_failed() { # canary_failed CANARY_DIR LOGS REASON: print what there is, s
 # The extension under ASan + UBSan, the sanitizer runtimes preloaded into the servers; first
 # the canary proves that a report from inside the server reaches the log folder.
 stage_sanitize() {
-	[ -f "$PG18_PREFIX/.complete" ] ||
-		die "PostgreSQL $PG18_VERSION (assert) is not provisioned at $PG18_PREFIX"
+	[ -f "$PG18_RELEASE_PREFIX/.complete" ] ||
+		die "PostgreSQL $PG18_VERSION (release) is not provisioned at $PG18_RELEASE_PREFIX"
 	local dir=$PGSW_WORK/sanitize logs reports f rc=0 shim
 	fresh_dir "$dir"
-	say "staging a private copy of $PG18_PREFIX"
-	cp -a -- "$PG18_PREFIX" "$dir/pg"
+	say "staging a private copy of $PG18_RELEASE_PREFIX"
+	cp -a -- "$PG18_RELEASE_PREFIX" "$dir/pg"
 	cp -a "$SNAPSHOT/." "$dir/src"
 	logs=$dir/sanitizer-logs
 	shim=$dir/ubsan_log_path.so
@@ -747,14 +793,14 @@ stage_devices() {
 		warn "devices: needs root, losetup and the cgroup v1 blkio hierarchy: SKIPPED"
 		return "$SKIP_RC"
 	fi
-	[ -f "$PG18_PREFIX/.complete" ] ||
-		die "PostgreSQL $PG18_VERSION (assert) is not provisioned at $PG18_PREFIX"
+	[ -f "$PG18_RELEASE_PREFIX/.complete" ] ||
+		die "PostgreSQL $PG18_VERSION (release) is not provisioned at $PG18_RELEASE_PREFIX"
 	local dir=$PGSW_WORK/devices env=$PGSW_WORK/devices-env
 	# shellcheck disable=SC2064 # expand now
 	trap "kill_processes_under '$dir'; bash '$SNAPSHOT/test/devices_env.sh' down '$env'" EXIT
 	bash "$SNAPSHOT/test/devices_env.sh" down "$env"
 	fresh_dir "$dir"
-	cp -a -- "$PG18_PREFIX" "$dir/pg"
+	cp -a -- "$PG18_RELEASE_PREFIX" "$dir/pg"
 	cp -a "$SNAPSHOT/." "$dir/src"
 	chown -R "$TEST_USER:" "$dir"
 	bash "$SNAPSHOT/test/devices_env.sh" up "$env" "$TEST_USER"
@@ -871,6 +917,7 @@ cleanup() {
 		mapfile -t pids < <(descendants "$BG_PROVISION_PID")
 		kill -TERM "$BG_PROVISION_PID" "${pids[@]}" 2>/dev/null || true
 	fi
+	stop_early_provision
 	[ -d "$PGSW_WORK" ] && kill_processes_under "$PGSW_WORK"
 	if [ "$(id -u)" = 0 ] && [ -f "$CHROOT_HOLDER" ]; then
 		kill_processes_under "$CHROOT17$CHROOT_INNER"
