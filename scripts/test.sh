@@ -289,15 +289,16 @@ provision_fg_steps() {
 	echo "${steps[@]}"
 }
 
+# The builds first: the pg17 step may wait for the chroot's early download (start_early_provision).
 provision_bg_steps() {
 	local steps=()
-	if selected pg17 || selected integrations; then steps+=(pg17); fi
 	if selected pg16; then steps+=(pg16); fi
 	if selected pg19; then steps+=(pg19); fi
 	local major
 	for major in $PGSW_RELEASE_ACCURACY; do
 		if selected "pg$major"; then steps+=("pg$major-release"); fi
 	done
+	if selected pg17 || selected integrations; then steps+=(pg17); fi
 	if selected integrations; then steps+=(integrations); fi
 	echo "${steps[@]}"
 }
