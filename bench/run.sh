@@ -640,6 +640,22 @@ bench_micro() {
 # 2.5 µs per sample over 40 s, too coarse for a 5 µs difference. schedstat's third field counts
 # the times the process was put on a CPU: wake-ups per sample (one, unless something else wakes
 # it or it skips samples).
+# The server with sampler config C, an 8-client select-only load for SECS + 10 s (BG_PIDS) logged
+# to LOG, 5 s of it already run; the sampling process's pid in SAMPLER_PID.
+start_sampler_under_load() { # start_sampler_under_load C LOG
+	local c=$1
+	start_server "$(conf_for "$c")"
+	warm_up "$c"
+	if [ "$c" = pgsw_10ms ]; then
+		SAMPLER_PID=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
+	else
+		SAMPLER_PID=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
+	fi
+	[ -n "$SAMPLER_PID" ] || die "no sampler process for $c"
+	as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$2" 2>&1 &
+	BG_PIDS=$!
+	sleep 5
+}
 worker_cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 worker_runs() { awk '{print $3}' "/proc/$1/schedstat"; }
 bench_cpu() {
@@ -653,17 +669,8 @@ bench_cpu() {
 		>"$out/runs.tsv"
 	for r in $(seq 1 "$ROUNDS"); do
 		for c in pgsw_10ms pgws_10ms; do
-			start_server "$(conf_for "$c")"
-			warm_up "$c"
-			if [ "$c" = pgsw_10ms ]; then
-				pid=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
-			else
-				pid=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
-			fi
-			[ -n "$pid" ] || die "no sampler process for $c"
-			as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.$r.log" 2>&1 &
-			BG_PIDS=$!
-			sleep 5
+			start_sampler_under_load "$c" "$out/load.$c.$r.log"
+			pid=$SAMPLER_PID
 			t0=$(worker_cpu_ns "$pid") n0=$(worker_runs "$pid") w0=$(date +%s.%N)
 			sleep "$SECS"
 			t1=$(worker_cpu_ns "$pid") n1=$(worker_runs "$pid") w1=$(date +%s.%N)
@@ -699,17 +706,8 @@ bench_cpu_profile() {
 	local out=$RESULTS/cpu-profile c pid
 	mkdir -p "$out"
 	for c in pgsw_10ms pgws_10ms; do
-		start_server "$(conf_for "$c")"
-		warm_up "$c"
-		if [ "$c" = pgsw_10ms ]; then
-			pid=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
-		else
-			pid=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
-		fi
-		[ -n "$pid" ] || die "no sampler process for $c"
-		as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$c.log" 2>&1 &
-		BG_PIDS=$!
-		sleep 5
+		start_sampler_under_load "$c" "$out/load.$c.log"
+		pid=$SAMPLER_PID
 		perf record -q -e cpu-clock -F 20000 -g -p "$pid" -o "$out/perf.$c.data" -- sleep "$SECS" 2>/dev/null
 		# System calls per sample: on a paravirtualised guest each one is a world switch.
 		if command -v strace >/dev/null; then
