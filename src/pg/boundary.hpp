@@ -57,8 +57,9 @@ struct PgErrorThrown {
 // whose frame holds nothing but pointers.
 PGSW_TICK_PATH ErrorData *pg_try(void (*call)(void *), void *arg) noexcept;
 
-// pg_call for a plain function, on a path where the code's place matters (the sampler's tick:
-// `call` can be marked PGSW_TICK_PATH, where pg_call's trampoline is placed with its caller).
+// pg_call for a plain function, where the code's place matters: pg_call's trampoline is a
+// template instance that lands with the rest of its file's code, while a plain `call` can be
+// marked PGSW_TICK_PATH and sit with the sampler's tick.
 inline void pg_call_function(void (*call)(void *), void *arg) {
     if (ErrorData *error = pg_try(call, arg))
         throw PgErrorThrown{error};
