@@ -72,8 +72,8 @@ export PG16_VERSION PG19_VERSION
 PG16_PREFIX=$PGSW_CACHE/pg-$PG16_VERSION-assert
 PG19_PREFIX=$PGSW_CACHE/pg-$PG19_VERSION-assert
 # 18's stages (pg18, sanitize, devices) run on its release build, as users' servers are; 16's
-# and 19's on assert builds, which check PostgreSQL's assertions under every test. test/t/005 compares the
-# server's timings with pgbench's own, which an assert build distorts (its what-if check is then
+# and 19's on assert builds, which check PostgreSQL's assertions under every test. test/t/005
+# compares the server's timings with pgbench's own, which an assert build distorts (its what-if check is then
 # only reported: test/t/005): PGSW_RELEASE_ACCURACY="16 19" also builds release servers of those
 # majors (~4 minutes each, once: cached) and runs that file on them instead.
 PG18_RELEASE_PREFIX=$PGSW_CACHE/pg-$PG18_VERSION-release
@@ -429,7 +429,8 @@ build_install() { # build_install DIR LABEL
 }
 
 # The sampler's per-tick code is marked PGSW_TICK_PATH (src/core/tick_path.hpp) so that it sits
-# in a few pages: at 10 ms most of a tick's own cost is cold instruction TLB and cache misses.
+# in a few pages (a profile put the library's own tick time at cold, page-crossing function
+# entries; BENCHMARKS.md section 9).
 # A build whose tick functions are spread out (the attribute dropped, a toolchain ignoring it)
 # fails here. These six are called across translation units or through a pointer: always there.
 check_tick_code_grouped() { # check_tick_code_grouped SO
