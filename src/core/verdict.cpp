@@ -111,16 +111,18 @@ double storage_ratio(const Diagnosis &d) {
     return std::min(1.0, kept_samples / double(d.active_samples));
 }
 
-// D, the cores the sessions' work takes per tick: PostgreSQL's processes sampled on CPU
-// (foreground and background), at most the cores the machine had busy (beyond that, sessions
-// queued for a core). Why not the busy share itself: verdict.hpp. 0 when unknown.
+// D, the cores the transactions' work takes: PostgreSQL's processes sampled on CPU (foreground
+// and background; at most the cores the machine had busy: beyond that, sessions queued for a
+// core), plus kPersistingCpuShare of the machine's busy time beyond them (verdict.hpp). 0 when
+// unknown.
 double cpu_demand_cores(const DiagnosisInput &in) {
     const SampleCounts &c = in.samples;
     const MachineFacts &m = in.machine;
     if (c.ticks == 0 || m.cpu_cores <= 0)
         return 0;
-    const double on_cpu = double(c.cpu + c.background_cpu) / double(c.ticks);
-    return std::min(on_cpu, m.cpu_cores * m.cpu_busy_fraction);
+    const double busy = m.cpu_cores * m.cpu_busy_fraction;
+    const double on_cpu = std::min(double(c.cpu + c.background_cpu) / double(c.ticks), busy);
+    return on_cpu + kPersistingCpuShare * (busy - on_cpu);
 }
 
 // The share of its throughput the machine was using: X / X_cpu (the busy share u when the

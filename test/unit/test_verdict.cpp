@@ -327,10 +327,10 @@ TEST(WhatIf, TheCoresCapAClosedLoop) {
 }
 
 // 005's first level, measured (PG 18, +2 ms reads, +4 ms flushes, RAM baseline): 1,365
-// transactions per second with the machine 39 % busy, but PostgreSQL sampled on CPU only 0.34
-// sessions per tick; the rest of the busy time woke sessions around their waits. The cap is
-// the sampled work's: 2 / 0.34 x 1,365 = 8,030/s (the baseline ran 7,550-10,185/s), not
-// X / u = 3,500/s.
+// transactions per second with the machine 39 % busy (0.78 cores), but PostgreSQL sampled on
+// CPU only 0.34 sessions per tick; most of the rest woke sessions around their waits. The cap
+// counts the sampled work and a quarter of the rest: D = 0.34 + 0.25 x 0.44 = 0.45 cores,
+// 2 / 0.45 x 1,365 = 6,067/s (the baseline ran 7,550-10,185/s), not X / u = 3,500/s.
 TEST(WhatIf, CpuSpentAroundTheWaitsIsNotTheCap) {
     DiagnosisInput in = busy(500, 930, 0, 34, 6);  // 100 ticks: 14.7 sessions active, W 10.8 ms
     latencies(in, 2.17, 4.07);
@@ -338,13 +338,18 @@ TEST(WhatIf, CpuSpentAroundTheWaitsIsNotTheCap) {
     machine(in, 0.39, 16);
     const Diagnosis d = diagnose(in);
     ASSERT_TRUE(d.xacts_valid);
-    EXPECT_NEAR(d.xacts_per_s_cpu_limit, 1365 * 2 / 0.34, 0.5);
+    const double demand = 0.34 + kPersistingCpuShare * (0.78 - 0.34);
+    EXPECT_NEAR(d.xacts_per_s_cpu_limit, 1365 * 2 / demand, 0.5);
     EXPECT_TRUE(d.cpu_capped);
-    EXPECT_NEAR(d.xacts_per_s_at_reference, 1365 * 2 / 0.34, 0.5);
+    EXPECT_NEAR(d.xacts_per_s_at_reference, 1365 * 2 / demand, 0.5);
     EXPECT_EQ(d.verdict, Verdict::StorageBound);
+    // Between the busy share's cap (X / u) and the sampled work's alone.
+    EXPECT_GT(d.xacts_per_s_cpu_limit, 1365 * 2 / 0.78);
+    EXPECT_LT(d.xacts_per_s_cpu_limit, 1365 * 2 / 0.34);
     // Background processes on CPU count as work too.
     in.samples.background_cpu = 34;
-    EXPECT_NEAR(diagnose(in).xacts_per_s_cpu_limit, 1365 * 2 / 0.68, 0.5);
+    EXPECT_NEAR(diagnose(in).xacts_per_s_cpu_limit,
+                1365 * 2 / (0.68 + kPersistingCpuShare * (0.78 - 0.68)), 0.5);
     // Sampled work above the busy cores (2 x 0.39) is sessions queued for a core: X / u again.
     in.samples.background_cpu = 0;
     in.samples.cpu = 100;
