@@ -49,7 +49,7 @@
 // (18 runs, 16-19, 2026-12-04); k is rounded up from it because a cap that promises too much
 // costs a user more than one that promises too little. With S alone (k = 0) the cap promised
 // 1.12-1.57x what the baselines reached on that machine (medians of three pairs) and 0.87-1.15x
-// on another; with k = 0.25, 1.01-1.25x on the first (one run each of 16-19, README).
+// on another; with k = 0.25, 0.86-1.25x on the first (two runs each of 16-19, README).
 // If X_s > X_cpu the sessions queue for the cores instead: X' = X_cpu and
 //     W' = max(W_s, N / X_cpu - Z)            (cpu_capped)
 // else W' = W_s. speedup_at_reference = W / W', xact_time_at_reference = W'. An open workload
