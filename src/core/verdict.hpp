@@ -40,7 +40,7 @@
 // baseline, 17: PostgreSQL's processes spent 0.15 ms of CPU per transaction, the sessions were
 // sampled on CPU for 0.05 ms of it). C u is a ceiling: it also holds the slow run's extra
 // wake-ups (a session sleeping 2-8 ms per I/O cost the machine 1.4-1.8x the CPU per
-// transaction of a saturated one on 17, 2-3x on 18 on another machine), the client if it runs
+// transaction of a saturated one on 17, 1.8-2.9x on 18 on another), the client if it runs
 // here, and other processes. The work at the reference takes
 //     D = S + k (C u - S),  k = kPersistingCpuShare = 0.25
 // cores, and the cores allow at most X_cpu = X C / D. k is measured, not derived: in 005's
