@@ -153,7 +153,6 @@ sub pg_stat_io_reads
 		SELECT sum(reads), sum(read_time) FROM pg_stat_io WHERE object = 'relation'});
 }
 
-# Run a workload and return the summary row of exactly its ticks, plus pg_stat_io's own view.
 # Where the machine's CPU went during a run, in CPU seconds: the server's processes (the
 # postmaster's reaped children, the backends, plus the live ones), the clients (pgbench, this
 # script's waited-for children) and the whole machine (/proc/stat, every core). A diagnostic of
@@ -182,6 +181,7 @@ sub cpu_seconds
 	return { server => $server / $hz, client => $cuser + $csys, machine => $busy / $hz };
 }
 
+# Run a workload and return the summary row of exactly its ticks, plus pg_stat_io's own view.
 sub measure
 {
 	my ($label, $script, %opt) = @_;
@@ -271,7 +271,6 @@ sub measure
 	{
 		my $n = $1;
 		my %per = map { $_ => 1000 * ($cpu1->{$_} - $cpu0->{$_}) / $n } qw(server client machine);
-		$row{cpu_ms_per_xact} = \%per;
 		diag(sprintf('%-22s CPU ms per transaction: server %.3f, pgbench %.3f, rest of the '
 			  . 'machine %.3f, machine %.3f', $label, @per{qw(server client)},
 			$per{machine} - $per{server} - $per{client}, $per{machine}));
@@ -413,7 +412,7 @@ for my $row (@injected)
 # time beyond it (classification version 5). The sampled work alone is a floor: a process's CPU
 # inside a wait (system calls, wake-ups: ~0.1 ms per transaction here) is sampled as the wait.
 # The busy time is a ceiling: a slow run's transactions cost the machine more CPU than a
-# saturated one (cpu_seconds() below, 17: 1.4-1.8x; 18 on another machine: 0.45-0.52 against
+# saturated one (cpu_seconds(), 17: 1.4-1.8x; 18 on another machine: 0.45-0.52 against
 # 0.18-0.25 ms per transaction), mostly waking sessions around their waits. With the sampled
 # work alone (version 4) the medians were 0.87-1.15 on one machine (2026-12-04, release
 # builds) and 1.12-1.57 on another (same day, 17 and 18; assert builds of 16 and 19
