@@ -29,24 +29,21 @@ Maybe ratio(double num, double den) noexcept {
     return den > 0 ? some(num / den) : Maybe{};
 }
 
-// Mean and standard deviation of log values, and the slope of y on x.
+// The variances of two series of log values.
 struct LogMoments {
-    double n = 0, sx = 0, sxx = 0, sy = 0, syy = 0, sxy = 0;
-    void add(double x, double y) noexcept {
-        n += 1, sx += x, sxx += x * x, sy += y, syy += y * y, sxy += x * y;
-    }
+    double n = 0, sx = 0, sxx = 0, sy = 0, syy = 0;
+    void add(double x, double y) noexcept { n += 1, sx += x, sxx += x * x, sy += y, syy += y * y; }
     double var_x() const noexcept { return n > 1 ? std::max(0.0, sxx / n - sx * sx / n / n) : 0; }
     double var_y() const noexcept { return n > 1 ? std::max(0.0, syy / n - sy * sy / n / n) : 0; }
-    double cov() const noexcept { return n > 1 ? sxy / n - sx * sy / n / n : 0; }
 };
 
 // What the readings say about one rate (IOPS or MB/s): flat, and not following the reads in
 // flight (C = IOPS x PostgreSQL latency).
 struct RateShape {
     size_t readings = 0;
-    double log_spread = 1;  // standard deviation of log(rate)
-    double elasticity = 1;  // d log rate / d log C
-    double level = 0;       // mean rate
+    double log_spread = 1;    // standard deviation of log(rate)
+    double spread_ratio = 1;  // sd log rate / sd log C
+    double level = 0;         // mean rate
 };
 
 // The readings on the plateau: within 15 % of the median rate. A window's first and last
@@ -107,9 +104,13 @@ RateShape shape_of(const std::vector<DeviceReading> &readings, Series series) {
     s.readings = size_t(m.n);
     s.level = sum / m.n;
     s.log_spread = std::sqrt(m.var_x());
+    // The spread ratio, not a least-squares slope: in a steady closed loop both series vary by
+    // parts per thousand, and a slope over a dozen readings is then mostly the noise of their
+    // covariance. Bound by latency, log IOPS = log C - log latency, so its spread is at least
+    // C's (>= 1 unless the latency grows with C, which is a queue); under a ceiling the rate
+    // is pinned and the latency carries C's spread (near 0). Both flat to rounding: no evidence.
     const double var_c = m.var_y();
-    // Both flat to rounding (a perfectly steady source): no evidence either way.
-    s.elasticity = var_c > 1e-12 ? m.cov() / var_c : 1;
+    s.spread_ratio = var_c > 1e-12 ? std::sqrt(m.var_x() / var_c) : 1;
     return s;
 }
 
@@ -124,7 +125,7 @@ bool queue_visible(const DeviceFigures &f) noexcept {
 
 bool is_ceiling(const RateShape &s, bool queue) noexcept {
     return queue && s.readings >= kMinCeilingReadings && s.log_spread <= kFlatLogSpread &&
-           s.elasticity <= kCeilingElasticity;
+           s.spread_ratio <= kCeilingSpreadRatio;
 }
 
 double share_at(const std::vector<DeviceReading> &readings, Series series, double ceiling) {

@@ -21,9 +21,11 @@
 //    (standard deviation of their logarithm), while the latency carries the load. The
 //    fluctuations tell the two limits apart even in a steady closed loop (fixed clients, where
 //    both look flat): by Little's law the reads in flight per reading are C = IOPS x latency;
-//    under a ceiling IOPS does not follow C (elasticity d log IOPS / d log C near 0, latency
-//    grows with the queue), bound by latency IOPS follows C (elasticity near 1). A ceiling is
-//    detected when the rate is flat, the elasticity is <= 0.35, and a queue is visible:
+//    under a ceiling IOPS is pinned and the latency (the queue) carries C's fluctuation, bound
+//    by latency log IOPS = log C - log latency varies at least as much as log C. The spread
+//    ratio sd(log IOPS) / sd(log C) is near 0 under a ceiling and >= 1 bound by latency (a
+//    least-squares slope is not used: over a dozen steady readings it is noise). A ceiling is
+//    detected when the rate is flat, the spread ratio is <= 0.5, and a queue is visible:
 //    PostgreSQL's read latency >= 3 x the device's own await (queue above the device) or the
 //    device's queue depth >= 2 (a volume that queues in the device, as EBS does).
 //    The series tried: all operations, reads alone, all bytes, read bytes alone (a cgroup or
@@ -50,7 +52,7 @@ constexpr double kAtLimitFraction = 0.95;     // a reading at >= 95 % of a limit
 constexpr double kCeilingAtLimitPct = 50.0;   // a known limit: >= half the readings at it
 constexpr size_t kMinCeilingReadings = 10;    // readings with I/O a detection needs
 constexpr double kFlatLogSpread = 0.03;       // rate flat within ~3 %
-constexpr double kCeilingElasticity = 0.35;   // d log rate / d log in-flight
+constexpr double kCeilingSpreadRatio = 0.5;   // sd log rate / sd log in-flight
 constexpr double kQueueLatencyRatio = 3.0;    // PostgreSQL latency / device await
 constexpr double kQueueDepthCeiling = 2.0;    // or a queue at the device
 constexpr double kLargeRequestBytes = 65536;  // throughput, not IOPS, when both are pinned

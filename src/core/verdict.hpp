@@ -83,7 +83,7 @@
 
 namespace pgsw {
 
-constexpr int kVerdictVersion = 5;
+constexpr int kVerdictVersion = 6;
 constexpr uint64_t kMinActiveSamples = 10;
 constexpr uint64_t kMinTransactions = 30;
 constexpr double kStorageBoundScore = 50.0;

@@ -105,7 +105,7 @@
 
 namespace pgsw {
 
-constexpr int kWaitClassificationVersion = 5;
+constexpr int kWaitClassificationVersion = 6;
 
 // Stored in the rings and the history file: values are fixed, append new ones only.
 enum class WaitCategory : uint8_t {

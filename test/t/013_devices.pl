@@ -158,12 +158,54 @@ sub run_load
 		       coalesce(s.storage_limit, 'NULL'), s.hint
 		FROM storage_device_stats($window) d, storage_wait_summary($window) s
 		WHERE d.device = '$data_dev'});
+	my $shape = rate_shape($window);
 	$bench->finish;
 	ok($out =~ /tps = /, "$label: pgbench ran") or diag($err);
+	diag("$label: per-second readings: $shape");
 	diag("$label: reads $dev{reads}/s ($dev{read_mb} MB/s), iops_limit $dev{iops_limit}, "
 		  . "MB/s limit $dev{mb_limit}, at limit $dev{at_limit} %, PostgreSQL $dev{pg_ms} ms vs "
 		  . "device $dev{await_ms} ms; $dev{verdict}, $dev{limit}; $hint");
 	return (\%dev, $dev{verdict}, $dev{limit}, $hint);
+}
+
+# The detector's evidence, for a failure's log: per-second data-device IOPS and PostgreSQL read
+# latency over the window, and on the plateau (within 15 % of the median IOPS, as the detector
+# keeps) the spreads of log IOPS and of the reads in flight C = IOPS x latency, their ratio
+# (a detected ceiling needs <= 0.5) and, for comparison, the least-squares slope.
+sub rate_shape
+{
+	my ($window) = @_;
+	my @rows = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres', qq{
+		SELECT data_device_iops, read_latency_avg_ms
+		FROM storage_wait_history($window, '1 second')
+		WHERE data_device_iops > 0 AND read_latency_avg_ms > 0 ORDER BY sample_time});
+	return 'none' if @rows < 3;
+	my $series = sprintf('%d, IOPS %s; latency ms %s', scalar(@rows),
+		join(' ', map { sprintf '%.0f', $_->[0] } @rows),
+		join(' ', map { sprintf '%.2f', $_->[1] } @rows));
+	my @sorted = sort { $a <=> $b } map { log $_->[0] } @rows;
+	my $median = $sorted[ @sorted / 2 ];
+	my (@x, @c);
+	for (@rows)
+	{
+		my $x = log $_->[0];
+		next if abs($x - $median) > 0.15;
+		push @x, $x;
+		push @c, $x + log $_->[1];
+	}
+	my $mean = sub { my $s = 0; $s += $_ for @_; $s / @_ };
+	my $cov = sub {
+		my ($a, $b) = @_;
+		my ($ma, $mb) = ($mean->(@$a), $mean->(@$b));
+		my $s = 0;
+		$s += ($a->[$_] - $ma) * ($b->[$_] - $mb) for 0 .. $#$a;
+		return $s / @$a;
+	};
+	my ($vx, $vc) = ($cov->(\@x, \@x), $cov->(\@c, \@c));
+	return sprintf('%s; plateau %d: sd log IOPS %.4f, sd log C %.4f, spread ratio %.3f, '
+		  . 'least-squares slope %.3f',
+		$series, scalar(@x), sqrt($vx), sqrt($vc), $vc > 0 ? sqrt($vx / $vc) : 1,
+		$vc > 0 ? $cov->(\@x, \@c) / $vc : 1);
 }
 
 # Reaching a ceiling and the verdict's CPU cap need cores for the 16 clients: with another
