@@ -23,6 +23,8 @@
 #   micro       Google Benchmark microbenchmarks of the core (bench/micro/bench_core.cpp)
 #   cpu         the sampling process's own CPU time per sample, pg_storage_wait vs pg_wait_sampling
 #               (PG 17 chroot, 10 ms, 8-client select-only load; /proc/<pid>/schedstat, ns)
+#   cpu-together the same figure with both samplers in one server over the same seconds (the
+#               host's state is then the same for both; each round's ratio is paired)
 #   cpu-profile where each sampler's CPU goes: perf record (cpu-clock, call graphs) of each
 #               sampling process over SECS seconds of the same load as cpu; reports by symbol
 #   all         everything above but cpu-profile (default)
@@ -59,7 +61,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | cpu-profile | all) SUBS+=("$a") ;;
+	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | cpu-together | cpu-profile | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -243,6 +245,7 @@ conf_for() { # config name -> extra conf lines
 	pgsw_1s) printf "shared_preload_libraries = 'pg_storage_wait'\npg_storage_wait.sample_interval = 1000\n" ;;
 	pgsw_10ms | pgsw_10ms_batch) printf "shared_preload_libraries = 'pg_storage_wait'\npg_storage_wait.sample_interval = 10\n" ;;
 	pgws_10ms) printf "shared_preload_libraries = 'pg_wait_sampling'\npg_wait_sampling.profile_period = 10\npg_wait_sampling.history_period = 10\n" ;;
+	both_10ms) printf "shared_preload_libraries = 'pg_storage_wait,pg_wait_sampling'\npg_storage_wait.sample_interval = 10\npg_wait_sampling.profile_period = 10\npg_wait_sampling.history_period = 10\n" ;;
 	*) die "unknown config $1" ;;
 	esac
 }
@@ -258,6 +261,10 @@ warm_up() {
 		;;
 	pgsw_*) psqlq "CREATE EXTENSION IF NOT EXISTS pg_storage_wait" >/dev/null ;;
 	pgws_*) psqlq "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling" >/dev/null ;;
+	both_*)
+		psqlq "CREATE EXTENSION IF NOT EXISTS pg_storage_wait" >/dev/null
+		psqlq "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling" >/dev/null
+		;;
 	esac
 	psqlq "CHECKPOINT" >/dev/null
 }
@@ -694,6 +701,48 @@ bench_cpu() {
 	} | tee "$out/summary.txt"
 }
 
+# The same figure with both samplers in one server, read over the same seconds: the host's
+# state (which swings either sampler's cost by +-30 % between runs minutes apart) is then the
+# same for both, and each round's ratio compares like with like. Both wake every 10 ms; ours
+# keeps absolute deadlines and pg_wait_sampling sleeps a period after each sample, so their
+# phases drift past each other and neither is always the first to touch the shared lines.
+bench_cpu_together() {
+	banner "sampler CPU per sample, both samplers in one server over the same seconds (PG 17 chroot, 10 ms)"
+	setup_pg17
+	set_mode 17
+	init_cluster
+	local out=$RESULTS/cpu-together r pgsw pgws a0 a1 b0 b1 m0 m1 n0 n1 w0 w1
+	mkdir -p "$out"
+	printf 'round\tseconds\tpgsw_us_per_sample\tpgws_us_per_sample\tratio\tpgsw_runs_per_sample\tpgws_runs_per_sample\n' \
+		>"$out/runs.tsv"
+	for r in $(seq 1 "$ROUNDS"); do
+		start_server "$(conf_for both_10ms)"
+		warm_up both_10ms
+		pgsw=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
+		pgws=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
+		[ -n "$pgsw" ] && [ -n "$pgws" ] || die "both samplers must run (pg_storage_wait: '$pgsw', pg_wait_sampling: '$pgws')"
+		as_pg pgbench -n -S -c 8 -j 2 -T $((SECS + 10)) >"$out/load.$r.log" 2>&1 &
+		BG_PIDS=$!
+		sleep 5
+		a0=$(worker_cpu_ns "$pgsw") b0=$(worker_cpu_ns "$pgws") m0=$(worker_runs "$pgsw") n0=$(worker_runs "$pgws") w0=$(date +%s.%N)
+		sleep "$SECS"
+		a1=$(worker_cpu_ns "$pgsw") b1=$(worker_cpu_ns "$pgws") m1=$(worker_runs "$pgsw") n1=$(worker_runs "$pgws") w1=$(date +%s.%N)
+		wait "$BG_PIDS" || true
+		BG_PIDS=
+		stop_server
+		awk -v r="$r" -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v ra="$((m1 - m0))" -v rb="$((n1 - n0))" \
+			-v w0="$w0" -v w1="$w1" 'BEGIN {
+			s = w1 - w0; n = s / 0.010
+			printf "%s\t%.1f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\n", r, s, a / 1e3 / n, b / 1e3 / n, a / b, ra / n, rb / n
+		}' | tee -a "$out/runs.tsv"
+	done
+	{
+		printf 'pgsw\tus_per_sample\t%s\n' "$(awk 'NR > 1 {print $3}' "$out/runs.tsv" | stats)"
+		printf 'pgws\tus_per_sample\t%s\n' "$(awk 'NR > 1 {print $4}' "$out/runs.tsv" | stats)"
+		printf 'pgsw/pgws\tratio_per_round\t%s\n' "$(awk 'NR > 1 {print $5}' "$out/runs.tsv" | stats)"
+	} | tee "$out/summary.txt"
+}
+
 # Where each sampler's CPU goes, same load and settings as bench_cpu: perf's cpu-clock samples
 # of the sampling process (symbols from the chroot's binaries), a report per sampler by symbol
 # (self time) and by caller, and its system calls over 10 s (strace -c).
@@ -739,6 +788,7 @@ for s in "${SUBS[@]}"; do
 	memory) bench_memory ;;
 	micro) bench_micro ;;
 	cpu) bench_cpu ;;
+	cpu-together) bench_cpu_together ;;
 	cpu-profile) bench_cpu_profile ;;
 	esac
 done

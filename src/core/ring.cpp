@@ -8,6 +8,7 @@ namespace {
 
 constexpr size_t kAlign = 64;
 constexpr int kTornRetries = 4;
+constexpr size_t kPrefetchArenaBytes = 256;
 
 size_t align_up(size_t n) noexcept {
     return (n + kAlign - 1) & ~(kAlign - 1);
@@ -109,6 +110,20 @@ uint64_t Ring::append(const IntervalRecord &record, const ArenaEntry *entries, s
     // 4. Publish.
     store_release(header_->records_written, record_no + 1);
     return record_no;
+}
+
+void Ring::prefetch_next_append() const noexcept {
+    const uint64_t record_no = load_relaxed(header_->records_written);
+    const char *slot =
+        reinterpret_cast<const char *>(&slots_[record_no % header_->record_capacity]);
+    for (size_t offset = 0; offset < sizeof(IntervalRecord); offset += kAlign)
+        __builtin_prefetch(slot + offset, 1);
+    __builtin_prefetch(slot + sizeof(IntervalRecord) - 1, 1);  // a slot need not start a line
+    // A tick's run is a few wait groups and queries (32 bytes each): its first lines.
+    const uint64_t first = load_relaxed(header_->arena_reserved) % header_->arena_capacity;
+    const char *run = reinterpret_cast<const char *>(&arena_[first]);
+    for (size_t offset = 0; offset < kPrefetchArenaBytes; offset += kAlign)
+        __builtin_prefetch(run + offset, 1);
 }
 
 uint64_t Ring::end() const noexcept {

@@ -248,6 +248,22 @@ PGSW_TICK_PATH void sample_process(uint32 index) {
                             facts.storage_kind});
 }
 
+// Ask for a process's lines before the walk reads them: its PGPROC's pid and wait event (two
+// lines apart) and, where the slot is known without reading the pid (17+), its status entry's
+// first line and its state. The walk branches on every value it loads, so the CPU does not run
+// ahead by itself: without this each cold line is a stall of its own, one after another.
+PGSW_TICK_PATH void prefetch_process(uint32 index) {
+    const volatile PGPROC *proc = &ProcGlobal->allProcs[index];
+    __builtin_prefetch(const_cast<const int *>(&proc->pid));
+    __builtin_prefetch(const_cast<const uint32 *>(&proc->wait_event_info));
+    const int slot = compat::status_slot_of_proc(index);
+    if (slot < 0)
+        return;
+    const volatile PgBackendStatus *entry = &backend_status[slot];
+    __builtin_prefetch(const_cast<const int *>(&entry->st_changecount));
+    __builtin_prefetch(const_cast<const BackendState *>(&entry->st_state));
+}
+
 // The regular processes from the proc array, read without ProcArrayLock: a process joining or
 // leaving shifts the entries while they are copied, so a copy can repeat one (dropped: the
 // array is ascending) or miss one for this tick. Every entry copied is a valid slot index.
@@ -258,6 +274,9 @@ PGSW_TICK_PATH void sample_proc_array() {
     for (int i = 0; i < count; ++i)
         procnos[i] = proc_array->pgprocnos[i];
     const int regular_end = static_cast<int>(compat::first_auxiliary_proc());
+    for (int i = 0; i < count; ++i)
+        if (procnos[i] >= 0 && procnos[i] < regular_end)
+            prefetch_process(static_cast<uint32>(procnos[i]));
     int previous = -1;
     for (int i = 0; i < count; ++i) {
         const int index = procnos[i];
@@ -277,8 +296,10 @@ PGSW_TICK_PATH void sample_processes() {
     const uint32 count = ProcGlobal->allProcCount;
     uint32 index = 0;
     if (proc_array != nullptr) {
-        sample_proc_array();
         index = compat::first_auxiliary_proc();
+        for (uint32 aux = index; aux < count; ++aux)  // a few slots, most of them live
+            prefetch_process(aux);
+        sample_proc_array();
     }
     for (; index < count; ++index)
         sample_process(index);
@@ -376,6 +397,10 @@ int counters_read_every_ticks() {
 PGSW_TICK_PATH void run_tick(SharedView &shared, uint64_t missed, int64_t started) {
     const TickTimes times = state->clock.tick(GetCurrentTimestamp(), started);
     const TimestampTz now = times.end_us;
+    // The lines this tick writes last, requested now (Ring::prefetch_next_append).
+    shared.ticks.prefetch_next_append();
+    __builtin_prefetch(&shared.status->ticks, 1);
+    __builtin_prefetch(&shared.status->last_tick_flags, 1);
     TickBuilder &tick = state->tick;
     tick.begin(times.start_us, times.end_us,
                server_flags() | (missed ? uint32_t{kFlagOverrun} : 0u));
