@@ -65,3 +65,6 @@ CORE_SOURCES += src/core/probe.cpp src/core/probe_file.cpp
 PG_SOURCES += src/pg/probe.cpp src/pg/sql_probe.cpp
 UNIT_TEST_SOURCES += test/unit/test_probe.cpp
 BENCH_SOURCES += bench/micro/bench_probe.cpp
+# The sampler gives back its thread's rseq registration (issue 12: sampler CPU).
+CORE_SOURCES += src/core/rseq_release.cpp
+UNIT_TEST_SOURCES += test/unit/test_rseq_release.cpp

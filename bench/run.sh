@@ -34,7 +34,9 @@
 # Needs root (servers run as the unprivileged user `postgres`, the PG 17 server in a chroot).
 # Provisioned servers: scripts/provision-postgres.sh deps pg18-release pg17.
 # Environment: PGSW_BENCH_WORK (scratch, default /tmp/pgsw-bench), PGSW_CACHE, ROUNDS, SECS,
-# SCALE (pgbench scale, default 20), CLIENTS (16), MEMORY_TICKS, QUERY_CALLS (20).
+# SCALE (pgbench scale, default 20), CLIENTS (16), MEMORY_TICKS, QUERY_CALLS (20), TOGETHER_CONF
+# (more lines for cpu-together's server, e.g. "pg_storage_wait.io_read_interval = '1h'" to take
+# the once-a-second counter readings out of the comparison).
 # Results: $PGSW_BENCH_WORK/results/<subcommand>/ (raw logs) and summary.txt in each.
 set -euo pipefail
 
@@ -716,7 +718,8 @@ bench_cpu_together() {
 	printf 'round\tseconds\tpgsw_us_per_sample\tpgws_us_per_sample\tratio\tpgsw_runs_per_sample\tpgws_runs_per_sample\n' \
 		>"$out/runs.tsv"
 	for r in $(seq 1 "$ROUNDS"); do
-		start_server "$(conf_for both_10ms)"
+		start_server "$(conf_for both_10ms)
+${TOGETHER_CONF:-}"
 		warm_up both_10ms
 		pgsw=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
 		pgws=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")

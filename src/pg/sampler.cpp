@@ -22,6 +22,7 @@
 #include "core/devices.hpp"
 #include "core/names.hpp"
 #include "core/rollup.hpp"
+#include "core/rseq_release.hpp"
 #include "core/sampler_clock.hpp"
 #include "core/sampler_policy.hpp"
 #include "core/shared_state.hpp"
@@ -94,6 +95,8 @@ struct SamplerState {
     RollupPolicy *policy = nullptr;  // fold, partial, replay, reset (sampler_policy.hpp)
     std::pmr::vector<int> procnos;   // a copy of the proc array's entries (sample_proc_array)
     int ticks_until_counters_read = 0;  // 0: read pg_stat_io / WAL counters at the next tick
+    uint32_t setting_flags = 0;         // server_flags()'s settings, as of the last reload
+    bool in_recovery = true;            // until RecoveryInProgress() says otherwise, for good
     NameWriter names;                   // devices, slots, custom wait events
     DatabaseCounters databases;
     ProcStatReader proc_stat;  // the machine's CPU (the what-if's CPU cap)
@@ -112,6 +115,17 @@ PGSW_TICK_PATH int64_t monotonic_us() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+// GetCurrentTimestamp()'s value, read through the libc entry and vDSO page monotonic_us() has
+// just touched: after each 10-ms sleep those lines are cold, and GetCurrentTimestamp() would
+// add two more (the postgres binary's code page, gettimeofday's). Same clock, same epoch.
+PGSW_TICK_PATH TimestampTz wall_clock_now() {
+    constexpr int64_t kUnixToPostgresEpochS =
+        int64_t{POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE} * SECS_PER_DAY;
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t{ts.tv_sec} - kUnixToPostgresEpochS) * USECS_PER_SEC + ts.tv_nsec / 1000;
 }
 
 // ---- wait events ---------------------------------------------------------------------------
@@ -307,15 +321,23 @@ PGSW_TICK_PATH void sample_processes() {
 
 // ---- the tick ------------------------------------------------------------------------------
 
-PGSW_TICK_PATH uint32_t server_flags() {
+// The settings change in this process only when it reloads its configuration.
+uint32_t read_setting_flags() {
     uint32_t flags = 0;
     if (track_io_timing)
         flags |= kFlagTrackIoTiming;
     if (track_wal_io_timing)
         flags |= kFlagTrackWalIoTiming;
-    if (RecoveryInProgress())
-        flags |= kFlagInRecovery;
     return flags;
+}
+
+// Recovery ends once and never comes back while this server runs (RecoveryInProgress() caches
+// it the same way): on a primary the tick then leaves PostgreSQL's code and data pages alone,
+// each a cold TLB entry after every sleep.
+PGSW_TICK_PATH uint32_t server_flags() {
+    if (state->in_recovery)
+        state->in_recovery = RecoveryInProgress();
+    return state->setting_flags | (state->in_recovery ? uint32_t{kFlagInRecovery} : 0u);
 }
 
 // The tick's roll-up policy (core/sampler_policy.hpp), with the reset time it needs and the
@@ -394,8 +416,10 @@ int counters_read_every_ticks() {
 }
 
 // `started`: the monotonic time the loop just read to decide the tick is due.
-PGSW_TICK_PATH void run_tick(SharedView &shared, uint64_t missed, int64_t started) {
-    const TickTimes times = state->clock.tick(GetCurrentTimestamp(), started);
+// Returns the monotonic clock at the tick's end, which also times the sleep after it: each
+// clock read after a sleep costs cache and TLB misses, not the 23 ns of a warm one.
+PGSW_TICK_PATH int64_t run_tick(SharedView &shared, uint64_t missed, int64_t started) {
+    const TickTimes times = state->clock.tick(wall_clock_now(), started);
     const TimestampTz now = times.end_us;
     // The lines this tick writes last, requested now (Ring::prefetch_next_append).
     shared.ticks.prefetch_next_append();
@@ -414,13 +438,15 @@ PGSW_TICK_PATH void run_tick(SharedView &shared, uint64_t missed, int64_t starte
         tick.record().flags |= kFlagCountersNotRead;
         --state->ticks_until_counters_read;
     }
-    tick.finish(static_cast<uint32_t>(monotonic_us() - started));
+    const int64_t finished = monotonic_us();
+    tick.finish(static_cast<uint32_t>(finished - started));
     const auto &entries = tick.entries();
     shared.ticks.append(tick.record(), entries.data(), entries.size());
     fold_and_publish_partial(shared, tick.record().end_us, entries.size());
     update_status(*shared.status, tick.record(), missed);
     if (times.step_us != 0)
         log_clock_step(times.step_us);
+    return finished;
 }
 
 // Ticks already in the ring but not yet in a roll-up (the worker restarted, or the server did
@@ -566,6 +592,7 @@ void create_state(SharedView &shared) {
     state->io_cells.reserve(kIoCells);
     pg_call([] { list_io_cells(state->io, state->io_cells); });
     state->procnos.resize(static_cast<size_t>(compat::proc_array_max_procs()));
+    state->setting_flags = read_setting_flags();
     // In the tick memory too: after_tick() reads it at every tick.
     void *policy = tick_memory->allocate(sizeof(RollupPolicy), alignof(RollupPolicy));
     state->policy = new (policy) RollupPolicy(shared.ticks, shared.rollups, shared.partials,
@@ -619,8 +646,8 @@ PGSW_TICK_PATH void sleep_on_latch(void *wait_us_arg) {
 }
 
 // Sleeps until the deadline or a signal; a shutdown or cancel request arrives here.
-PGSW_TICK_PATH void wait_until(int64_t deadline_us) {
-    int64_t wait_us = deadline_us - monotonic_us();
+PGSW_TICK_PATH void wait_until(int64_t deadline_us, int64_t now_us) {
+    int64_t wait_us = deadline_us - now_us;
     pg_call_function(sleep_on_latch, &wait_us);
 }
 
@@ -629,6 +656,7 @@ PGSW_TICK_PATH void wait_until(int64_t deadline_us) {
     ConfigReloadPending = false;
     pg_call([] { ProcessConfigFile(PGC_SIGHUP); });
     state->ticks_until_counters_read = 0;
+    state->setting_flags = read_setting_flags();
     devices_reload();
     start_probe_collector();  // the probe turned on: its collector, made here, not in a tick
     if (int64_t{settings.sample_interval_ms} * 1000 == period_us)
@@ -645,27 +673,33 @@ PGSW_TICK_PATH void sampler_main() {
         pg_call([] { proc_exit(0); });  // disabled earlier in this server's life: stay down
     start_sampler(shared);
     const bool walking_array = proc_array != nullptr;
-    pg_call([&shared, walking_array] {
+    // Last before the loop: every wake-up would otherwise pay the kernel's rseq bookkeeping
+    // (core/rseq_release.hpp). The outcome goes into the line below; a refusal with its errno.
+    const RseqReleaseResult rseq = release_rseq_registration();
+    pg_call([&shared, walking_array, &rseq] {
         before_shmem_exit(stop_sampler, PointerGetDatum(shared.status));
         ereport(LOG,
-                (errmsg("pg_storage_wait sampler started (interval %d ms, %s)",
+                (errmsg("pg_storage_wait sampler started (interval %d ms, %s, rseq %s%s%s)",
                         settings.sample_interval_ms,
-                        walking_array ? "walking the proc array" : "walking every process slot")));
+                        walking_array ? "walking the proc array" : "walking every process slot",
+                        describe(rseq.outcome), rseq.error ? ": " : "",
+                        rseq.error ? strerror(rseq.error) : "")));
     });
     int64_t period_us = int64_t{settings.sample_interval_ms} * 1000;
-    int64_t deadline = monotonic_us();
+    int64_t now = monotonic_us();
+    int64_t deadline = now;
     while (!ShutdownRequestPending) {
-        const int64_t now = monotonic_us();
         if (now >= deadline) {
             // Deadlines are absolute: a late tick does not shift the schedule, and the ticks
             // it missed are counted as overruns instead of being run in a burst.
             const uint64_t missed = static_cast<uint64_t>((now - deadline) / period_us);
-            run_tick(shared, missed, now);
+            now = run_tick(shared, missed, now);
             deadline += static_cast<int64_t>(missed + 1) * period_us;
         }
-        wait_until(deadline);
+        wait_until(deadline, now);  // `now`: the tick's end, or the wake-up if none was due
         if (ConfigReloadPending)
             reload(shared, period_us, deadline);
+        now = monotonic_us();
     }
 }
 

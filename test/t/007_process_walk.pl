@@ -14,8 +14,18 @@ my $node = new_pgsw_node('walk', interval => '100ms');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_storage_wait');
 ok(wait_for_ticks($node, 2), 'sampler ticks');
-like(slurp_file($node->logfile), qr/sampler started \(interval 100 ms, walking the proc array\)/,
+like(slurp_file($node->logfile), qr/sampler started \(interval 100 ms, walking the proc array, /,
 	'the sampler found the proc array');
+# It gives back the rseq area glibc registers for every thread (2.35+, unless a tunable says
+# not to), which the kernel would otherwise update at every wake-up (core/rseq_release.hpp).
+my ($glibc_major, $glibc_minor) = `getconf GNU_LIBC_VERSION 2>/dev/null` =~ /glibc (\d+)\.(\d+)/;
+my $glibc_registers = defined $glibc_major
+  && ($glibc_major > 2 || ($glibc_major == 2 && $glibc_minor >= 35))
+  && ($ENV{GLIBC_TUNABLES} // '') !~ /rseq=0/;
+like(slurp_file($node->logfile),
+	$glibc_registers ? qr/sampler started \([^)]*, rseq given back\)/
+	: qr/sampler started \([^)]*, rseq (not registered|not available in this build)\)/,
+	'the sampler gave back its rseq registration where glibc made one');
 
 my $every_process_seen = every_process_seen_sql();
 my $watch = $node->background_psql('postgres');

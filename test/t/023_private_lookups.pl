@@ -24,7 +24,7 @@ my $log = slurp_file($node->logfile);
 my @reasons = $log =~ /(the proc array is not laid out as this build expects; the sampler walks every process slot)/g;
 is(scalar @reasons, 1, 'one LOG line says why');
 like($log, qr/DETAIL:  forced by pg_storage_wait\.test_fail_lookup/, 'with the reason');
-like($log, qr/sampler started \(interval 100 ms, walking every process slot\)/,
+like($log, qr/sampler started \(interval 100 ms, walking every process slot, rseq /,
 	'the sampler walks every slot');
 # Same answer as the proc-array walk (007): every process pg_stat_activity lists but the sampler.
 ok(poll_until($node, every_process_seen_sql(), 30), 'a tick still sees every process');
