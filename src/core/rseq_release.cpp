@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cerrno>
 
-#if defined(__linux__) && defined(__GLIBC__) && defined(__has_include) && defined(__has_builtin)
-#if __has_include(<sys/rseq.h>) && __has_builtin(__builtin_thread_pointer)
-#define PGSW_HAVE_GLIBC_RSEQ 1
+// The thread pointer read directly (what glibc documents as the area's base), on the two
+// architectures where that is one instruction: __builtin_thread_pointer() is missing or
+// broken on some compiler and target pairs (older clang on x86-64, GCC on ppc64le).
+#if defined(__linux__) && defined(__GLIBC__) && defined(__has_include) && \
+    (defined(__x86_64__) || defined(__aarch64__))
+#if __has_include(<sys/rseq.h>)
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(RSEQ_SIG) && defined(__NR_rseq)
+#define PGSW_HAVE_GLIBC_RSEQ 1
+#endif
 #endif
 #endif
 
@@ -18,10 +24,19 @@ namespace pgsw {
 
 namespace {
 
+char *thread_pointer() noexcept {
+    char *tp;
+#if defined(__x86_64__)
+    asm("mov %%fs:0, %0" : "=r"(tp));  // the TCB's first word points to itself
+#else
+    asm("mrs %0, tpidr_el0" : "=r"(tp));
+#endif
+    return tp;
+}
+
 // glibc's documented address of the thread's area: the thread pointer plus __rseq_offset.
 volatile struct rseq *own_area() noexcept {
-    return reinterpret_cast<volatile struct rseq *>(
-        static_cast<char *>(__builtin_thread_pointer()) + __rseq_offset);
+    return reinterpret_cast<volatile struct rseq *>(thread_pointer() + __rseq_offset);
 }
 
 }  // namespace

@@ -5,11 +5,15 @@
 //
 // Why: the sampler wakes every sample_interval, and every return to user space after a context
 // switch makes the kernel read and update a registered thread's rseq area
-// (__rseq_handle_notify_resume): 5-6 % of the sampler's CPU at 10 ms on the benchmark machine,
-// about as much as its whole walk of the processes (BENCHMARKS.md, section 9). The sampler runs
-// no rseq critical section, and glibc reads the area only in sched_getcpu(), which falls back
-// to getcpu() once the kernel has marked the area unregistered (cpu_id < 0). Other threads and
-// processes keep theirs: a registration belongs to one thread.
+// (__rseq_handle_notify_resume): ~5 % of the sampler's CPU at 10 ms on the benchmark machine
+// (BENCHMARKS.md, section 9, sixth pass). The sampler runs no rseq critical section. glibc
+// reads the area in sched_getcpu(), which falls back to getcpu() once the kernel has marked it
+// unregistered (cpu_id < 0), and in pthread_create(), where a thread started from an
+// unregistered one registers none: the sampler starts none. A preloaded library that uses rseq
+// itself (tcmalloc's per-CPU caches) takes its slower path in this process only. Other threads
+// and processes keep theirs: a registration belongs to one thread.
+//
+// x86-64 and aarch64 with glibc 2.35+ only; elsewhere the call says Unsupported.
 #include <cstdint>
 #include <optional>
 

@@ -331,9 +331,9 @@ uint32_t read_setting_flags() {
     return flags;
 }
 
-// Recovery ends once and never comes back while this server runs (RecoveryInProgress() caches
-// it the same way): on a primary the tick then leaves PostgreSQL's code and data pages alone,
-// each a cold TLB entry after every sleep.
+// Recovery ends once and never comes back while this worker lives (RecoveryInProgress() caches
+// it the same way; a crash restart starts a new worker): on a primary, server_flags() then
+// calls nothing in PostgreSQL, whose code and data pages are cold after every sleep.
 PGSW_TICK_PATH uint32_t server_flags() {
     if (state->in_recovery)
         state->in_recovery = RecoveryInProgress();
@@ -416,9 +416,7 @@ int counters_read_every_ticks() {
 }
 
 // `started`: the monotonic time the loop just read to decide the tick is due.
-// Returns the monotonic clock at the tick's end, which also times the sleep after it: each
-// clock read after a sleep costs cache and TLB misses, not the 23 ns of a warm one.
-PGSW_TICK_PATH int64_t run_tick(SharedView &shared, uint64_t missed, int64_t started) {
+PGSW_TICK_PATH void run_tick(SharedView &shared, uint64_t missed, int64_t started) {
     const TickTimes times = state->clock.tick(wall_clock_now(), started);
     const TimestampTz now = times.end_us;
     // The lines this tick writes last, requested now (Ring::prefetch_next_append).
@@ -438,15 +436,13 @@ PGSW_TICK_PATH int64_t run_tick(SharedView &shared, uint64_t missed, int64_t sta
         tick.record().flags |= kFlagCountersNotRead;
         --state->ticks_until_counters_read;
     }
-    const int64_t finished = monotonic_us();
-    tick.finish(static_cast<uint32_t>(finished - started));
+    tick.finish(static_cast<uint32_t>(monotonic_us() - started));
     const auto &entries = tick.entries();
     shared.ticks.append(tick.record(), entries.data(), entries.size());
     fold_and_publish_partial(shared, tick.record().end_us, entries.size());
     update_status(*shared.status, tick.record(), missed);
     if (times.step_us != 0)
         log_clock_step(times.step_us);
-    return finished;
 }
 
 // Ticks already in the ring but not yet in a roll-up (the worker restarted, or the server did
@@ -646,8 +642,8 @@ PGSW_TICK_PATH void sleep_on_latch(void *wait_us_arg) {
 }
 
 // Sleeps until the deadline or a signal; a shutdown or cancel request arrives here.
-PGSW_TICK_PATH void wait_until(int64_t deadline_us, int64_t now_us) {
-    int64_t wait_us = deadline_us - now_us;
+PGSW_TICK_PATH void wait_until(int64_t deadline_us) {
+    int64_t wait_us = deadline_us - monotonic_us();
     pg_call_function(sleep_on_latch, &wait_us);
 }
 
@@ -686,20 +682,19 @@ PGSW_TICK_PATH void sampler_main() {
                         rseq.error ? strerror(rseq.error) : "")));
     });
     int64_t period_us = int64_t{settings.sample_interval_ms} * 1000;
-    int64_t now = monotonic_us();
-    int64_t deadline = now;
+    int64_t deadline = monotonic_us();
     while (!ShutdownRequestPending) {
+        const int64_t now = monotonic_us();
         if (now >= deadline) {
             // Deadlines are absolute: a late tick does not shift the schedule, and the ticks
             // it missed are counted as overruns instead of being run in a burst.
             const uint64_t missed = static_cast<uint64_t>((now - deadline) / period_us);
-            now = run_tick(shared, missed, now);
+            run_tick(shared, missed, now);
             deadline += static_cast<int64_t>(missed + 1) * period_us;
         }
-        wait_until(deadline, now);  // `now`: the tick's end, or the wake-up if none was due
+        wait_until(deadline);
         if (ConfigReloadPending)
             reload(shared, period_us, deadline);
-        now = monotonic_us();
     }
 }
 
