@@ -49,7 +49,10 @@ PROVE_TESTS = test/t/*.pl
 # BOOST_INCLUDE=/path so its headers are read as system headers too.
 BOOST_INCLUDE ?=
 WARNINGS = -Wall -Wextra -Wshadow -Wno-missing-field-initializers
-PG_CXXFLAGS = -std=c++17 $(WARNINGS)
+# -fno-plt: calls into PostgreSQL and libc load their address from the GOT (a page every tick
+# touches anyway) instead of jumping through the PLT, one more page each tick touched cold
+# after its sleep (BENCHMARKS.md section 9, seventh pass).
+PG_CXXFLAGS = -std=c++17 -fno-plt $(WARNINGS)
 PG_CPPFLAGS = -I$(srcdir)/src $(if $(BOOST_INCLUDE),-isystem $(BOOST_INCLUDE))
 ifeq ($(WERROR),1)
 PG_CXXFLAGS += -Werror

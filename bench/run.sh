@@ -27,6 +27,10 @@
 #               host's state is then the same for both; each round's ratio is paired)
 #   cpu-profile where each sampler's CPU goes: perf record (cpu-clock, call graphs) of each
 #               sampling process over SECS seconds of the same load as cpu; reports by symbol
+#   cpu-pages   the memory each sampler touches per wake-up, by mapping (both in one server
+#               under the same load as cpu-together): the pages' accessed bits are cleared
+#               (/proc/<pid>/clear_refs) and read back 12 ms later (smaps "Referenced"), 9 times;
+#               after a 10-ms sleep each such page is a likely TLB and cache miss
 #   all         everything above but cpu-profile (default)
 #
 #   --quick     fewer/shorter runs (3 rounds x 8 s, fewer calls, 6,000 memory ticks)
@@ -63,7 +67,7 @@ for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | cpu-together | cpu-profile | all) SUBS+=("$a") ;;
+	throughput | sched | peer | peer-read | tick-cost | query-cost | state-cost | memory | micro | cpu | cpu-together | cpu-profile | cpu-pages | all) SUBS+=("$a") ;;
 	*) die "unknown argument '$a' (see --help)" ;;
 	esac
 done
@@ -778,6 +782,63 @@ bench_cpu_profile() {
 	done
 }
 
+# Pages per wake-up: kB referenced per mapping over a 12-ms window (about one wake-up: a window
+# that held a counter reading or none shows as an outlier, hence the median of 9), per sampler.
+# Mappings are named by file; anonymous ones as [anon], PostgreSQL's shared memory as
+# /dev/zero (the huge 2-MB page of the tick's memory counts 2048 kB: one TLB entry).
+referenced_kb() { # referenced_kb PID: "mapping kB" lines for one window
+	echo 1 >"/proc/$1/clear_refs"
+	sleep 0.012
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {m = $6 == "" ? "[anon]" : $6; sub(/.*\//, "", m)
+		if (m == "zero") m = "shared memory"; else if (m ~ /^PostgreSQL\.[0-9]+$/) m = "dynamic shared memory"
+		if ($2 ~ /x/) m = m " (code)"}
+		/^Referenced:/ {r[m] += $2} END {for (m in r) if (r[m] > 0) print m "\t" r[m]}' "/proc/$1/smaps"
+}
+# median_of_windows FILE (window, mapping, kB): per mapping the median over the 9 windows, a
+# window that did not touch it counting 0; then the median window's total.
+median_of_windows() {
+	awk -F'\t' '
+		function median(m,   i, j, t, a) {
+			for (i = 1; i <= 9; i++) a[i] = ((m, i) in v) ? v[m, i] : 0
+			for (i = 2; i <= 9; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return a[5]
+		}
+		{ v[$2, $1] = $3; v["total", $1] += $3; maps[$2] = 1 }
+		END { for (m in maps) if (median(m) > 0) print m "\t" median(m); print "total (median window)\t" median("total") }' "$1" |
+		sort -t"$(printf '\t')" -k2,2nr
+}
+bench_cpu_pages() {
+	banner "memory each sampler touches per wake-up (PG 17 chroot, 10 ms, both in one server)"
+	setup_pg17
+	set_mode 17
+	init_cluster
+	local out=$RESULTS/cpu-pages pid name i
+	mkdir -p "$out"
+	start_server "$(conf_for both_10ms)"
+	warm_up both_10ms
+	as_pg pgbench -n -S -c 8 -j 2 -T 40 >"$out/load.log" 2>&1 &
+	BG_PIDS=$!
+	sleep 5
+	for name in pgsw pgws; do
+		if [ $name = pgsw ]; then
+			pid=$(psqlq "SELECT worker_pid FROM storage_wait_status()")
+		else
+			pid=$(psqlq "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'pg_wait_sampling%' LIMIT 1")
+		fi
+		[ -n "$pid" ] || die "no $name sampler"
+		for i in $(seq 1 9); do referenced_kb "$pid" | sed "s/^/$i\t/"; done >"$out/windows.$name.tsv"
+	done
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	stop_server
+	{
+		printf 'sampler\tmapping\tkB_median_of_9\n'
+		for name in pgsw pgws; do
+			median_of_windows "$out/windows.$name.tsv" | sed "s/^/$name\t/"
+		done
+	} | tee "$out/summary.txt"
+}
+
 for s in "${SUBS[@]}"; do
 	case "$s" in
 	all) bench_micro; bench_query_cost; bench_tick_cost; bench_memory; bench_throughput; bench_peer; bench_cpu ;;
@@ -793,6 +854,7 @@ for s in "${SUBS[@]}"; do
 	cpu) bench_cpu ;;
 	cpu-together) bench_cpu_together ;;
 	cpu-profile) bench_cpu_profile ;;
+	cpu-pages) bench_cpu_pages ;;
 	esac
 done
 say "results in $RESULTS"

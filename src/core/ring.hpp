@@ -93,8 +93,12 @@ class Ring {
     // instead of stalling append() one line after another. A hint: no effect on the contents.
     PGSW_TICK_PATH void prefetch_next_append() const noexcept;
 
-    // Reader. Oldest and newest readable record_no: [first_readable, end).
-    uint64_t end() const noexcept;
+    // Reader. Oldest and newest readable record_no: [first_readable, end). end() is also
+    // read by the writer at every tick (sampler_policy.cpp), hence inline: out of line it sat
+    // on a page of its own that each tick touched for one load.
+    uint64_t end() const noexcept {
+        return __atomic_load_n(&header_->records_written, __ATOMIC_ACQUIRE);
+    }
     uint64_t first_readable() const noexcept;
     // Copies the record and the runs of its entries whose kinds are in `kinds` (a mask of
     // EntryKindMask); the n_* counts of the kinds left out are set to 0. May throw bad_alloc.

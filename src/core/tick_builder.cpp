@@ -320,10 +320,15 @@ void TickBuilder::finish(uint32_t cost_us) noexcept {
             EntryKind::QueryGroup, {}, k.database_oid, c.samples, storage, k.query_id, 0};
         entries_.push_back(e);
     });
-    entries_.insert(entries_.end(), io_entries_.begin(), io_entries_.end());
-    entries_.insert(entries_.end(), probe_bins_.begin(), probe_bins_.end());
-    entries_.insert(entries_.end(), device_entries_.begin(), device_entries_.end());
-    entries_.insert(entries_.end(), slot_entries_.begin(), slot_entries_.end());
+    // Most ticks have none of these: vector::insert is out of line, on a page of its own.
+    if (!io_entries_.empty())
+        entries_.insert(entries_.end(), io_entries_.begin(), io_entries_.end());
+    if (!probe_bins_.empty())
+        entries_.insert(entries_.end(), probe_bins_.begin(), probe_bins_.end());
+    if (!device_entries_.empty())
+        entries_.insert(entries_.end(), device_entries_.begin(), device_entries_.end());
+    if (!slot_entries_.empty())
+        entries_.insert(entries_.end(), slot_entries_.begin(), slot_entries_.end());
     record_.n_wait_groups = static_cast<uint32_t>(waits_.size());
     record_.n_query_groups = static_cast<uint32_t>(queries_.size());
     record_.n_io_deltas = static_cast<uint32_t>(io_entries_.size());

@@ -218,12 +218,13 @@ inline Size backend_status_slots() {
 }
 
 // The status slot of allProcs[index], or -1 when the version has no fixed mapping (16: the
-// caller matches by pid).
-inline int status_slot_of_proc(uint32 index) {
+// caller matches by pid). `status_slots`: backend_status_slots(), read once by the caller.
+inline int status_slot_of_proc(uint32 index, Size status_slots) {
 #if PG_VERSION_NUM >= 170000
-    return index < backend_status_slots() ? static_cast<int>(index) : -1;
+    return index < status_slots ? static_cast<int>(index) : -1;
 #else
     (void)index;
+    (void)status_slots;
     return -1;
 #endif
 }

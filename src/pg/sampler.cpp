@@ -110,6 +110,13 @@ volatile PgBackendStatus *backend_status = nullptr;
 Size backend_status_count = 0;
 // The proc array, when its layout is the one compat.hpp mirrors; else nullptr (walk every slot).
 const volatile compat::ProcArrayLayout *proc_array = nullptr;
+// Fixed once the server is up, copied at start: a tick then reads none of the server's own
+// globals for them (in 17's build, ProcGlobal and MyProc on one page of its data and
+// MaxBackends on another: each a TLB miss per tick after the sleep), nor PROC_HDR's line.
+volatile PGPROC *all_procs = nullptr;  // ProcGlobal->allProcs
+uint32 all_proc_count = 0;             // ProcGlobal->allProcCount
+uint32 first_auxiliary_proc = 0;       // compat::first_auxiliary_proc()
+const PGPROC *own_proc = nullptr;      // MyProc
 
 PGSW_TICK_PATH int64_t monotonic_us() {
     timespec ts;
@@ -230,7 +237,7 @@ PGSW_TICK_PATH void index_status_slots_by_pid() {
 }
 
 PGSW_TICK_PATH int status_slot(uint32 proc_index, int pid) {
-    const int slot = compat::status_slot_of_proc(proc_index);
+    const int slot = compat::status_slot_of_proc(proc_index, backend_status_count);
     if (slot >= 0)
         return slot;
     const int *found = state->status_slot_by_pid.find(pid);
@@ -238,8 +245,8 @@ PGSW_TICK_PATH int status_slot(uint32 proc_index, int pid) {
 }
 
 PGSW_TICK_PATH void sample_process(uint32 index) {
-    volatile PGPROC *proc = &ProcGlobal->allProcs[index];
-    if (proc == MyProc || !compat::proc_is_live(proc))
+    volatile PGPROC *proc = &all_procs[index];
+    if (proc == own_proc || !compat::proc_is_live(proc))
         return;
     const int pid = proc->pid;
     const uint32 wait_event_info = proc->wait_event_info;
@@ -267,10 +274,10 @@ PGSW_TICK_PATH void sample_process(uint32 index) {
 // first line and its state. The walk branches on every value it loads, so the CPU does not run
 // ahead by itself: without this each cold line is a stall of its own, one after another.
 PGSW_TICK_PATH void prefetch_process(uint32 index) {
-    const volatile PGPROC *proc = &ProcGlobal->allProcs[index];
+    const volatile PGPROC *proc = &all_procs[index];
     __builtin_prefetch(const_cast<const int *>(&proc->pid));
     __builtin_prefetch(const_cast<const uint32 *>(&proc->wait_event_info));
-    const int slot = compat::status_slot_of_proc(index);
+    const int slot = compat::status_slot_of_proc(index, backend_status_count);
     if (slot < 0)
         return;
     const volatile PgBackendStatus *entry = &backend_status[slot];
@@ -287,7 +294,7 @@ PGSW_TICK_PATH void sample_proc_array() {
     const int count = std::clamp(published, 0, static_cast<int>(procnos.size()));
     for (int i = 0; i < count; ++i)
         procnos[i] = proc_array->pgprocnos[i];
-    const int regular_end = static_cast<int>(compat::first_auxiliary_proc());
+    const int regular_end = static_cast<int>(first_auxiliary_proc);
     for (int i = 0; i < count; ++i)
         if (procnos[i] >= 0 && procnos[i] < regular_end)
             prefetch_process(static_cast<uint32>(procnos[i]));
@@ -305,12 +312,12 @@ PGSW_TICK_PATH void sample_proc_array() {
 // walking the proc array touches only theirs, where the walk over every slot costs one cold
 // cache line per slot.
 PGSW_TICK_PATH void sample_processes() {
-    if (compat::status_slot_of_proc(0) < 0)
+    if (compat::status_slot_of_proc(0, backend_status_count) < 0)
         index_status_slots_by_pid();
-    const uint32 count = ProcGlobal->allProcCount;
+    const uint32 count = all_proc_count;
     uint32 index = 0;
     if (proc_array != nullptr) {
-        index = compat::first_auxiliary_proc();
+        index = first_auxiliary_proc;
         for (uint32 aux = index; aux < count; ++aux)  // a few slots, most of them live
             prefetch_process(aux);
         sample_proc_array();
@@ -611,6 +618,10 @@ void create_state(SharedView &shared) {
         });
     find_backend_status(shared);
     proc_array = find_proc_array();
+    all_procs = ProcGlobal->allProcs;
+    all_proc_count = ProcGlobal->allProcCount;
+    first_auxiliary_proc = compat::first_auxiliary_proc();
+    own_proc = MyProc;
     create_state(shared);
     map_tick_ring(shared);
     start_devices(shared, state->names);
