@@ -31,7 +31,7 @@
 #               under the same load as cpu-together): the pages' accessed bits are cleared
 #               (/proc/<pid>/clear_refs) and read back 12 ms later (smaps "Referenced"), 9 times;
 #               after a 10-ms sleep each such page is a likely TLB and cache miss
-#   all         everything above but cpu-profile (default)
+#   all         micro, query-cost, tick-cost, memory, throughput, peer, cpu (default)
 #
 #   --quick     fewer/shorter runs (3 rounds x 8 s, fewer calls, 6,000 memory ticks)
 #
@@ -785,7 +785,9 @@ bench_cpu_profile() {
 # Pages per wake-up: kB referenced per mapping over a 12-ms window (about one wake-up: a window
 # that held a counter reading or none shows as an outlier, hence the median of 9), per sampler.
 # Mappings are named by file; anonymous ones as [anon], PostgreSQL's shared memory as
-# /dev/zero (the huge 2-MB page of the tick's memory counts 2048 kB: one TLB entry).
+# "shared memory" (/dev/zero; with huge_pages in use it is an anon_hugepage mapping, never
+# counted); the tick memory's 2-MB huge page counts 2048 kB under [anon]: one TLB entry. The
+# window is approximate: it includes starting sleep and awk.
 referenced_kb() { # referenced_kb PID: "mapping kB" lines for one window
 	echo 1 >"/proc/$1/clear_refs"
 	sleep 0.012
@@ -816,7 +818,7 @@ bench_cpu_pages() {
 	mkdir -p "$out"
 	start_server "$(conf_for both_10ms)"
 	warm_up both_10ms
-	as_pg pgbench -n -S -c 8 -j 2 -T 40 >"$out/load.log" 2>&1 &
+	as_pg pgbench -n -S -c 8 -j 2 -T 15 >"$out/load.log" 2>&1 &
 	BG_PIDS=$!
 	sleep 5
 	for name in pgsw pgws; do

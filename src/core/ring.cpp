@@ -34,11 +34,20 @@ size_t arena_offset(uint64_t record_capacity) noexcept {
     return slots_offset() + align_up(record_capacity * sizeof(IntervalRecord));
 }
 
-// A tick's entries into the arena (a few 32-byte entries). On x86-64 one `rep movsb`, as
-// GCC itself emits for the fixed-size slot copy below, not a call to libc's memcpy: its code
-// is one more page that every tick touches cold after its sleep.
+// A tick's entries into the arena (a few 32-byte entries). On x86-64 one string move (GCC
+// emits `rep movsq` for the fixed-size slot copy below), not a call to libc's memcpy: its code
+// is one more page that every tick touches cold after its sleep. Sanitized builds keep memcpy,
+// which AddressSanitizer checks (it cannot see into inline asm); x32 is left out, as its
+// 32-bit pointers would leave the registers' upper halves undefined.
+#if defined(__SANITIZE_ADDRESS__)
+#define PGSW_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PGSW_ASAN 1
+#endif
+#endif
 void copy_entries(ArenaEntry *to, const ArenaEntry *from, size_t n) noexcept {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__LP64__) && !defined(PGSW_ASAN)
     size_t bytes = n * sizeof(ArenaEntry);
     asm volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(bytes) : : "memory");
 #else
