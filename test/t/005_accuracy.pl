@@ -459,14 +459,17 @@ sub describe_projection
 	cmp_ok($ratio, '>=', 0.5, "$level: the projection promises at least half of what the baseline did");
 	cmp_ok($ratio, '<=', 1.3, "$level: the projection promises no more than the baseline did (+30 %)");
 
-	# The second level against the median of the three baselines.
-	my $reached = (sort { $a->{pgbench_tps} <=> $b->{pgbench_tps} } map { $_->[0] } @pairs)[1];
+	# The second level has no baseline of its own minute. Whether it promises more than the
+	# machine can do is judged against the fastest of the three baselines (a shared machine's
+	# noise only ever slows a run, so the fastest is the best estimate of what the cores can
+	# do); whether it promises too little, against their median.
+	my @baselines = sort { $a->{pgbench_tps} <=> $b->{pgbench_tps} } map { $_->[0] } @pairs;
+	my ($median_baseline, $fastest_baseline) = @baselines[ 1, -1 ];
 	my $second = $injected[1];
-	describe_projection($second, $reached);
-	my $second_ratio = promised_over_real($second, $reached);
-	cmp_ok($second_ratio, '<=', 1.3,
-		"$second->{label}: the projection promises no more than the median baseline did (+30 %)");
-	cmp_ok($second_ratio, '>=', 0.5,
+	describe_projection($second, $_) for $median_baseline, $fastest_baseline;
+	cmp_ok(promised_over_real($second, $fastest_baseline), '<=', 1.3,
+		"$second->{label}: the projection promises no more than the fastest baseline did (+30 %)");
+	cmp_ok(promised_over_real($second, $median_baseline), '>=', 0.5,
 		"$second->{label}: the projection promises at least half of what the median baseline did");
 }
 isnt($base->{verdict}, 'storage-bound', 'baseline (WAL on tmpfs, data cached): not storage-bound');
